@@ -1,0 +1,68 @@
+// zyfa/params.hpp -- the one plain parameter struct every backend consumes, and its host-side builder.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "dtype.hpp"
+#include "tensor.hpp"
+
+namespace zyfa {
+
+/// Options of `flash_attn_func` beyond the tensors (FlashAttention vocabulary).
+struct AttentionOptions {
+  /// Multiplier of Q·Kᵀ before the softmax. Default (nullopt): 1/sqrt(head_dim_qk); for MLA this is the
+  /// QK head dim (192 for DeepSeek's 192/128), as in FlashAttention.
+  std::optional<float> softmax_scale;
+  /// Causal mask, bottom-right aligned as in FlashAttention >= 2.1: query i sees keys
+  /// j <= i + seqlen_k - seqlen_q. With seqlen_q > seqlen_k the first seqlen_q - seqlen_k rows see no key:
+  /// their output is exactly 0 and their LSE is -inf. Default false, as flash_attn_func.
+  bool causal = false;
+  /// FP8 only: per-tensor dequantization factors; the real value of an element is code_value * descale.
+  /// Must be finite and > 0. Ignored (must stay 1) for bf16 inputs.
+  float q_descale = 1.0f;
+  float k_descale = 1.0f;
+  float v_descale = 1.0f;
+};
+
+/// Flat parameters of one attention call, built and validated once on the host (`make_params`).
+/// Sizes are in elements; strides are in elements (int64). Tensors are BSHD:
+///   q   [batch, seqlen_q, num_heads,   head_dim_qk]
+///   k   [batch, seqlen_k, num_heads_k, head_dim_qk]
+///   v   [batch, seqlen_k, num_heads_k, head_dim_v]
+///   out [batch, seqlen_q, num_heads,   head_dim_v]
+///   softmax_lse [batch, num_heads, seqlen_q] fp32, contiguous, natural log (optional: nullptr)
+/// Query head h reads key/value head h / (num_heads / num_heads_k) (GQA/MQA).
+struct AttentionParams {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  float* softmax_lse = nullptr;
+
+  DType qkv_dtype = DType::bf16;  ///< q, k and v share one dtype
+  DType out_dtype = DType::bf16;  ///< bf16 (also for FP8 inputs)
+
+  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0;
+  std::int64_t num_heads = 0, num_heads_k = 0;
+  std::int64_t head_dim_qk = 0, head_dim_v = 0;
+
+  // Element strides of dims [batch, seqlen, heads]; the head_dim stride is 1.
+  std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
+  std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
+  std::int64_t out_batch_stride = 0, out_row_stride = 0, out_head_stride = 0;
+
+  float softmax_scale = 0.0f;  ///< resolved (never the default placeholder)
+  bool causal = false;
+  float q_descale = 1.0f, k_descale = 1.0f, v_descale = 1.0f;
+
+  /// num_heads / num_heads_k
+  std::int64_t group_size() const { return num_heads / num_heads_k; }
+  /// Bottom-right causal offset: query row i sees key j iff j <= i + causal_offset().
+  std::int64_t causal_offset() const { return seqlen_k - seqlen_q; }
+  /// True if some element offset (or byte offset) of q/k/v/out/lse does not fit a signed 32-bit integer.
+  bool needs_64bit_offsets() const;
+};
+
+}  // namespace zyfa

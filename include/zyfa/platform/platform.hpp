@@ -1,0 +1,51 @@
+// zyfa/platform/platform.hpp -- the one place that decides the vendor.
+//
+// Exactly one of these is defined to 1 after inclusion:
+//   ZYFA_PLATFORM_HIP   compiling HIP for AMD (clang with __HIP_PLATFORM_AMD__ or __HIP__)
+//   ZYFA_PLATFORM_CUDA  compiling with nvcc / clang-cuda (__CUDACC__)
+//   ZYFA_PLATFORM_HOST  plain C++ compiler: only the host executable specification is available
+// Every other zyfa header includes this one and never re-derives the vendor.
+// ZYFA_DEVICE_PASS is 1 while a device compilation pass is running (kernels' bodies see it).
+#pragma once
+
+#if defined(__HIP_PLATFORM_AMD__) || (defined(__HIP__) && !defined(__CUDACC__))
+#define ZYFA_PLATFORM_HIP 1
+#define ZYFA_PLATFORM_CUDA 0
+#define ZYFA_PLATFORM_HOST 0
+#elif defined(__CUDACC__)
+#define ZYFA_PLATFORM_HIP 0
+#define ZYFA_PLATFORM_CUDA 1
+#define ZYFA_PLATFORM_HOST 0
+#else
+#define ZYFA_PLATFORM_HIP 0
+#define ZYFA_PLATFORM_CUDA 0
+#define ZYFA_PLATFORM_HOST 1
+#endif
+
+#if (ZYFA_PLATFORM_HIP + ZYFA_PLATFORM_CUDA + ZYFA_PLATFORM_HOST) != 1
+#error "zyfa: exactly one platform must be selected"
+#endif
+
+#if ZYFA_PLATFORM_HOST
+#define ZYFA_HOST_DEVICE
+#define ZYFA_DEVICE
+#define ZYFA_GLOBAL
+#define ZYFA_DEVICE_PASS 0
+#else
+#define ZYFA_HOST_DEVICE __host__ __device__
+#define ZYFA_DEVICE __device__
+#define ZYFA_GLOBAL __global__
+#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+#define ZYFA_DEVICE_PASS 1
+#else
+#define ZYFA_DEVICE_PASS 0
+#endif
+#endif
+
+#if ZYFA_PLATFORM_HIP
+#include "hip.hpp"
+#elif ZYFA_PLATFORM_CUDA
+#include "cuda.hpp"
+#else
+#include "host.hpp"
+#endif
