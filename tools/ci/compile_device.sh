@@ -1,6 +1,84 @@
 #!/usr/bin/env bash
-# Compiles zyfa's device code without a GPU: nvcc for sm_90a, clang-22 (+ Debian's HIP headers) for gfx950
-# and gfx942. Kernel owners add their translation units to the lists below.
+# Compiles zyfa's device code without a GPU and reports per-kernel resources:
+#   AMD gfx950 and gfx942: Debian's clang++-22 with Debian's HIP 5.2 headers (flags: DESIGN.md), -S, plus
+#     -Rpass-analysis=kernel-resource-usage; reported: VGPRs, AGPRs, .amdhsa_next_free_vgpr, .amdhsa_accum_offset,
+#     SGPRs, LDS (group_segment_fixed_size), scratch (private segment / ScratchSize), SGPR/VGPR spills, occupancy.
+#   NVIDIA sm_90a: nvcc -Xptxas -v; reported: registers, shared memory, stack frame, spill stores/loads.
+# Fails (exit 1) on any compile error and on any spill: every registered TU is a built-in configuration.
+#
+#   bash tools/ci/compile_device.sh            # all registered TUs, all their targets
+#   ZYFA_DEVICE_OUT=dir ZYFA_REQUIRE_NVCC=1 bash tools/ci/compile_device.sh
+# Outputs in $ZYFA_DEVICE_OUT (default build-device/): <tu>.<arch>.s, logs, resources.md (the table).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-echo "compile_device: nothing registered yet"
+
+# ---------------------------------------------------------------------------------------------------------
+# Registered device translation units. Kernel owners: append one line per TU:
+#   "<path from repo root>|<targets: comma list of gfx950,gfx942,sm_90a; empty = all>|<extra compiler flags>"
+# The same HIP source is compiled for every target (nvcc compiles it as CUDA: -x cu).
+DEVICE_TUS=(
+  "tools/ci/device_smoke.hip||"   # platform-header smoke kernel (pipeline self-check)
+)
+# ---------------------------------------------------------------------------------------------------------
+ALL_TARGETS="gfx950,gfx942,sm_90a"
+
+OUT=${ZYFA_DEVICE_OUT:-build-device}
+rm -rf "$OUT"; mkdir -p "$OUT"
+MANIFEST="$OUT/manifest.tsv"; : > "$MANIFEST"
+PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/python
+
+CLANG=${CLANG:-clang++-22}
+command -v "$CLANG" >/dev/null || { echo "compile_device: ERROR: $CLANG not found (tools/ci/install_deps.sh)" >&2; exit 1; }
+RESOURCE_DIR="$("$CLANG" -print-resource-dir)"
+AMD_FLAGS=(-x hip --cuda-device-only -nogpulib -nogpuinc -isystem "$RESOURCE_DIR" -D__HIP_PLATFORM_AMD__
+           -D__AMDGCN_WAVEFRONT_SIZE=64 -O3 -std=c++17 -Iinclude -Rpass-analysis=kernel-resource-usage)
+
+NVCC=${NVCC:-$(command -v nvcc || true)}
+[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+NV_FLAGS=(-x cu -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v)
+if [ -z "$NVCC" ]; then
+  cat >&2 <<'MSG'
+#################################################################################################
+# compile_device: nvcc NOT FOUND (PATH, /usr/local/cuda/bin). sm_90a device code is NOT compiled.
+# Debian 12's nvidia-cuda-toolkit (CUDA 11.8) predates sm_90a; install NVIDIA's CUDA >= 12 toolkit.
+#################################################################################################
+MSG
+  [ "${ZYFA_REQUIRE_NVCC:-0}" = 1 ] && exit 1
+else
+  echo "compile_device: nvcc = $NVCC ($("$NVCC" --version | tail -1))"
+fi
+echo "compile_device: clang = $CLANG ($("$CLANG" --version | head -1))"
+
+fail=0
+for entry in "${DEVICE_TUS[@]}"; do
+  IFS='|' read -r tu targets extra <<< "$entry"
+  [ -n "$targets" ] || targets=$ALL_TARGETS
+  read -r -a extra_flags <<< "${extra:-}"
+  base=$(echo "$tu" | tr '/' '_')
+  IFS=',' read -r -a tlist <<< "$targets"
+  for t in "${tlist[@]}"; do
+    case "$t" in
+      gfx950|gfx942)
+        asm="$OUT/$base.$t.s"; log="$OUT/$base.$t.log"
+        echo "compile_device: $t  $tu"
+        if ! "$CLANG" "${AMD_FLAGS[@]}" --offload-arch="$t" "${extra_flags[@]}" -S "$tu" -o "$asm" > "$log" 2>&1; then
+          grep -v "remark:" "$log" | head -50 >&2; echo "compile_device: FAILED $t $tu" >&2; fail=1; continue
+        fi
+        printf '%s\t%s\t%s\t%s\n' "$t" "$tu" "$asm" "$log" >> "$MANIFEST" ;;
+      sm_90a)
+        [ -n "$NVCC" ] || continue
+        log="$OUT/$base.$t.log"
+        echo "compile_device: $t  $tu"
+        if ! "$NVCC" "${NV_FLAGS[@]}" "${extra_flags[@]}" -c "$tu" -o "$OUT/$base.$t.o" > "$log" 2>&1; then
+          head -50 "$log" >&2; echo "compile_device: FAILED $t $tu" >&2; fail=1; continue
+        fi
+        printf '%s\t%s\t%s\t%s\n' "$t" "$tu" "" "$log" >> "$MANIFEST" ;;
+      *) echo "compile_device: ERROR: unknown target '$t' for $tu" >&2; fail=1 ;;
+    esac
+  done
+done
+
+"$PY" tools/ci/device_resources.py --self-test
+"$PY" tools/ci/device_resources.py "$MANIFEST" --markdown "$OUT/resources.md" || fail=1
+[ "$fail" = 0 ] && echo "compile_device: OK" || echo "compile_device: FAILED" >&2
+exit "$fail"

@@ -1,12 +1,68 @@
 #!/usr/bin/env bash
-# Installs zyfa's build/test dependencies on Debian 12 (bookworm). Versions are pinned here.
+# Installs zyfa's build/test dependencies on Debian 12 (bookworm); idempotent, fast when everything is present.
+#
+#   bash tools/ci/install_deps.sh          # as root, or as a user with sudo
+#
+# 1. Debian packages (pinned below; installed only if missing). If a pinned version has left the archive
+#    (a Debian point/security release replaced it), the script says so loudly and installs the current one.
+# 2. Python: a virtual environment in .venv (created with --system-site-packages so an already-installed
+#    numpy/pytest at the pinned version is reused without a download), then tools/requirements.txt (pinned)
+#    into it. tests/run_all.sh uses .venv/bin/python when it exists. If no venv can be created, falls back to
+#    pip --user (with --break-system-packages on Debian's externally-managed python).
+# 3. CUDA: nvcc is not a Debian 12 package that knows sm_90a (Debian's nvidia-cuda-toolkit is 11.8); the
+#    device compile step (tools/ci/compile_device.sh) uses nvcc from PATH or /usr/local/cuda/bin and says
+#    loudly when it is absent.
 set -euo pipefail
-SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-APT_PKGS=(cmake g++ doctest-dev=2.4.9~ds-1 clang-22 llvm-22 lld-22 libamdhip64-dev python3-pip)
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="__no_sudo__"; fi
+fi
+
+# name=version pins (versions as in bookworm / bookworm-security on 2026-11-29).
+APT_PKGS=(
+  cmake=3.25.1-1
+  g++=4:12.2.0-3
+  make=4.3-4.1
+  doctest-dev=2.4.9~ds-1
+  zlib1g-dev=1:1.2.13.dfsg-1          # gzopen/gzread for .npy.gz inputs of examples/prefill
+  clang-22=1:22.1.8-1~deb12u1          # HIP device code for gfx950/gfx942
+  llvm-22=1:22.1.8-1~deb12u1
+  lld-22=1:22.1.8-1~deb12u1
+  libamdhip64-dev=5.2.3-8              # HIP 5.2 headers (/usr/include/hip)
+  python3=3.11.2-1+b1
+  python3-venv=3.11.2-1+b1
+  python3-pip=23.0.1+dfsg-1
+)
 need=()
 for p in "${APT_PKGS[@]}"; do dpkg -s "${p%%=*}" >/dev/null 2>&1 || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
+  echo "install_deps: installing ${need[*]}"
+  if [ "$SUDO" = "__no_sudo__" ]; then
+    echo "install_deps: ERROR: not root and no sudo; install these Debian packages first: ${need[*]}" >&2
+    exit 1
+  fi
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"; then
+    echo "install_deps: WARNING: a pinned Debian version is no longer available; installing current versions" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]%%=*}"
+  fi
 fi
-python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../requirements.txt"
+
+# Python tools and tests, pinned in tools/requirements.txt.
+REQ="$ROOT/tools/requirements.txt"
+PY=${PYTHON:-python3}
+VENV="$ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv --system-site-packages "$VENV" 2>/dev/null || rm -rf "$VENV"
+fi
+if [ -x "$VENV/bin/python" ]; then
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$REQ"
+  echo "install_deps: Python packages in $VENV ($("$VENV/bin/python" --version))"
+else
+  echo "install_deps: WARNING: could not create a venv; installing with pip --user" >&2
+  extra=()
+  "$PY" -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && extra+=(--break-system-packages)
+  "$PY" -m pip install -q --disable-pip-version-check --user "${extra[@]}" -r "$REQ"
+fi
