@@ -8,3 +8,6 @@
 #include "tensor.hpp"
 #include "params.hpp"
 #include "validate.hpp"
+#include "numeric/bit_cast.hpp"
+#include "numeric/bf16.hpp"
+#include "numeric/e4m3.hpp"
