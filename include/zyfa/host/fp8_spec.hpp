@@ -1,0 +1,299 @@
+// zyfa/host/fp8_spec.hpp -- the FP8 attention algorithm, bit-exact, as an executable specification.
+//
+// DESIGN.md "The FP8 algorithm (ZYFA numerics)" in code. Four recipes run on the same e4m3fn inputs:
+//   aiter_like  fp32 exp2(t - m) with the exact row max, P in [0, 1] cast straight to e4m3 (small
+//               probabilities become subnormals or 0), row sum of the fp32 (unrounded) P;
+//   scaled_p    as aiter_like but P * 256 is cast (the common FlashAttention-style FP8 choice);
+//   zyfa        Lean P + per-64-key-block power-of-two offset + rounded row sum + online softmax (default);
+//   zyfa_exact  as zyfa but each probability is an exact fp32 exp2 cast to e4m3 (RNE) instead of Lean P.
+//
+// Notation, per (batch b, query head h, query row i); key/value head hk = h / (num_heads / num_heads_k):
+//   q_i[d], k_j[d], v_j[d]: e4m3fn code VALUES (decoded exactly, descale not applied);
+//   n = visible_keys(p, i) (causal bottom-right, see decode.hpp); keys j >= n are masked (never read);
+//   all arithmetic is IEEE fp32 with round-to-nearest-even unless stated, each line one rounding.
+//
+// STEP 1 (all recipes) -- logits in the log2 domain.
+//   c   = ((q_descale * k_descale) * softmax_scale) * kLog2e                         [3 fp32 multiplies]
+//   S_j = sum over d = 0, 1, ..., head_dim_qk-1 of q_i[d] * k_j[d], fp32, starting from +0.0f, adding in
+//         increasing d. Every product is exact (two 4-bit significands), so an FMA gives the same result.
+//   t_j = S_j * c
+//
+// STEP 2 (zyfa, zyfa_exact) -- online softmax over key blocks of kKeyBlock = 64 keys: block B holds
+// keys [64B, min(64B + 64, n)); blocks with no visible key are skipped. State: m = -inf, l = 0, acc[:] = 0.
+//   m_blk  = max of t_j over the block                                                 [exact]
+//   m_new  = max(m, m_blk)                                                             [exact]
+//   alpha  = exp2f(m - m_new)           (0 for the first block, exactly 1 when the max did not grow)
+//   dmax   = m_blk - m_new  (<= 0);     kb = (int)min(-dmax, 255)  (truncation = floor)
+//   s_blk  = 2^-(kb + kTopExponent)     (an exact power of two; the "per-block power-of-two offset":
+//            adding 8*kb to every code of the block lifts its largest probability into the top e4m3
+//            binade; s_blk takes that lift (and the constant 2^kTopExponent) back out. On gfx950 s_blk
+//            is the E8M0 scale operand of v_mfma_scale_f32_32x32x64_f8f6f4; elsewhere it multiplies
+//            the block's P.V and row sum.)
+//   per key j of the block:  d_j = t_j - m_new
+//     zyfa (Lean P): y_j = d_j * 8 + (float)(8*kb + kBlockMaxCode)  [d_j*8 exact, so FMA or not: same]
+//                    y_j = min(max(y_j, 0), kBlockMaxCode)          [v_med3_f32; NaN-free: y_j finite]
+//                    code_j = round-half-to-even(y_j) as an integer   [v_rndne_f32 + v_cvt_u32_f32;
+//                    cvt.rni on NVIDIA]. The code is read as an e4m3fn code: an e4m3 code grows by 8 per
+//                    doubling, so code = 8x + 56 is 2^x, exact at integer x, linear in between (Lean P).
+//     zyfa_exact:    x_j = d_j + (float)(kb + kTopExponent);  code_j = e4m3fn_rne(exp2f(x_j)).
+//     P_j = e4m3fn value of code_j   (<= 448 by construction: Lean P codes <= kBlockMaxCode <= 126,
+//                                    exact-exp2 values <= 2^kTopExponent = 256)
+//   l_blk  = sum of P_j in key order, fp32. EXACT in any order: every P_j is a multiple of 2^-9 and
+//            the sum is < 64 * 448 < 2^15, so it needs < 24 significant bits (the "rounded row sum":
+//            the denominator is the sum of exactly the values fed to P.V).
+//   pv[e]  = sum of P_j * v_j[e] in key order, fp32 (products exact)          for e < head_dim_v
+//   acc[e] = fmaf(acc[e], alpha, pv[e] * s_blk)         (pv * s_blk exact unless it underflows)
+//   l      = fmaf(l, alpha, l_blk * s_blk)
+//   m      = m_new
+// END: out[e] = (acc[e] / l) * v_descale;   lse = (m + log2f(l) - kLseCodeBias) * kLn2 (natural log),
+//   where kLseCodeBias = (kBlockMaxCode - 120) / 8 for zyfa (the nominal log2 of code kBlockMaxCode's
+//   lift above 2^kTopExponent) and 0 for zyfa_exact. n == 0: out = 0, lse = -inf.
+//   The bf16 output is float_to_bf16(out[e]) (RNE).
+//
+// STEP 2 (aiter_like, scaled_p) -- two passes over the row with the exact row max:
+//   m = max t_j;  p_j = exp2f(t_j - m) * gain (gain 1 for aiter_like, 256 for scaled_p; exact multiply);
+//   code_j = e4m3fn_rne(p_j) (saturating, never reached);  P_j = value(code_j);
+//   l = sum of p_j (unrounded fp32, key order);  acc[e] = sum of P_j * v_j[e] (fp32, key order);
+//   out[e] = (acc[e] / l) * v_descale;  lse = (m + log2f(l / gain)) * kLn2.
+//
+// WHAT A GPU KERNEL CAN MATCH.
+//   Bit-exactly, given the same t_j and m_new: kb, s_blk, every Lean P code_j and P_j, every l_blk (an
+//   exact sum), and the block max. Hence the set of codes fed to the P.V matrix op is reproducible bit
+//   for bit, and a GPU test can compare its P codes (e.g. in the emulator) with these.
+//   Only to fp32 summation-order tolerance: S_j (the matrix op's internal accumulation order differs
+//   from increasing d; products are exact, so the difference is only the rounding of partial sums),
+//   hence t_j and m; pv/acc (MFMA/wgmma accumulation order; on gfx950 the scaled MFMA folds s_blk into
+//   the matrix op); alpha and zyfa_exact's exp2 (v_exp_f32 / ex2.approx are not correctly rounded);
+//   log2f; the final division (kernels may use a reciprocal). Bit-exactness of this host code itself
+//   needs strict IEEE fp32 (no -ffast-math; -ffp-contract=off, which zyfa's tests use).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "../numeric/bf16.hpp"
+#include "../numeric/e4m3.hpp"
+#include "../params.hpp"
+#include "../status.hpp"
+#include "decode.hpp"
+
+namespace zyfa::host {
+
+/// The FP8 softmax/P recipes of the specification (see the file comment).
+enum class Fp8Recipe : std::uint8_t { aiter_like, scaled_p, zyfa, zyfa_exact };
+
+/// Lower-case name ("aiter_like", "scaled_p", "zyfa", "zyfa_exact").
+inline const char* recipe_name(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::aiter_like: return "aiter_like";
+    case Fp8Recipe::scaled_p: return "scaled_p";
+    case Fp8Recipe::zyfa: return "zyfa";
+    case Fp8Recipe::zyfa_exact: return "zyfa_exact";
+  }
+  return "?";
+}
+
+/// Keys per P block (one 64-key block of P per online-softmax step; matches the FP8 MFMA's K = 64).
+inline constexpr int kKeyBlock = 64;
+/// e4m3fn code of 2^0 in Lean P (bias 7, mantissa 0: code 7 * 8 = 56).
+inline constexpr int kLeanPCodeOfOne = 56;
+/// Exponent of the top e4m3fn binade the per-block offset lifts probabilities to (code 120 = 2^8 = 256).
+inline constexpr int kTopExponent = 8;
+/// Lean P code of a block's largest probability when the block sets the running max (dmax = 0).
+/// 120 puts it exactly at 2^8. DESIGN.md's finding: at an exact binade boundary Lean P has no
+/// overestimate while every other element is overestimated by 0-6% (+4.3% on average), so an exact 120
+/// under-weights the peak of peaky rows; 121 removed that bias in the first experiment. Re-measured by
+/// tests/host/test_fp8_spec.cpp ("block max code finding"); numbers below. Must be <= 126 (0x7F is NaN).
+inline constexpr int kBlockMaxCode = 121;
+static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126, "the block max code must stay in the top binade, below NaN");
+/// log2(e) and ln(2) rounded to fp32.
+inline constexpr float kLog2e = 1.44269504088896340736f;
+inline constexpr float kLn2 = 0.693147180559945309417f;
+
+/// Lean P's conversion: `y` is in code units, y = 8*x + c0 for a wanted value 2^x * 2^((c0 - 56)/8)
+/// (c0 = kLeanPCodeOfOne gives 2^x itself). Clamps y to [0, max_code] and rounds half to even; the result,
+/// read as an e4m3fn code, is exactly 2^x (times the constant) at integer x in the normal range and
+/// linear in between (a piecewise-linear 2^x). `y` must not be NaN; `max_code` <= 126 (0x7F is NaN).
+inline std::uint8_t lean_p_code(float y, int max_code) {
+  y = std::min(std::max(y, 0.0f), static_cast<float>(max_code));
+  return static_cast<std::uint8_t>(std::nearbyint(y));  // default rounding mode: to nearest, ties to even
+}
+
+/// STEP 1: t_j for j < n (log2-domain logits, see the file comment). `q_row` [head_dim_qk] and `k`
+/// [seqlen_k, head_dim_qk] hold stored e4m3 code values. Returns t [n].
+inline std::vector<float> fp8_logits_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
+                                         std::int64_t n) {
+  const float c = ((p.q_descale * p.k_descale) * p.softmax_scale) * kLog2e;
+  std::vector<float> t(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float* kr = k.row(j);
+    float s = 0.0f;
+    for (std::int64_t d = 0; d < p.head_dim_qk; ++d) s += q_row[d] * kr[d];
+    t[static_cast<std::size_t>(j)] = s * c;
+  }
+  return t;
+}
+
+/// Optional record of what one row of the specification did, for tests and for kernels to compare with.
+struct Fp8RowTrace {
+  std::vector<std::uint8_t> codes;    ///< [seqlen_k] e4m3fn code of P_j fed to P.V (0 for masked keys)
+  std::vector<float> block_sums;      ///< zyfa/zyfa_exact: l_blk per visited block (fp32, exact)
+  std::vector<int> block_shift;       ///< zyfa/zyfa_exact: kb per visited block
+  std::vector<std::int64_t> block_first_key;  ///< first key of each visited block
+  float max_before_cast = 0;  ///< largest fp32 probability handed to the e4m3 cast (Lean P: value of the largest code)
+  float max_code_input = -std::numeric_limits<float>::infinity();  ///< Lean P: largest y before clamping
+  float m = -std::numeric_limits<float>::infinity();  ///< final running max (log2 domain)
+  float l = 0;                                         ///< final row sum
+};
+
+/// Output of one row: out [head_dim_v] fp32 before bf16 rounding (descale applied), lse (natural log).
+struct Fp8RowOutput {
+  std::vector<float> out;
+  float lse = 0;
+};
+
+/// STEP 2 for one query row, given t from fp8_logits_row (size n = visible keys) and v [seqlen_k,
+/// head_dim_v] (stored code values). If `probs` is not null it receives the effective attention
+/// probabilities [seqlen_k] the result corresponds to: P_j times its block's scale and the later alphas,
+/// divided by l (computed in double from the fp32 quantities; 0 for masked keys). `block_max_code`
+/// exists to re-measure the kBlockMaxCode finding; the specification is its default.
+inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const std::vector<float>& t,
+                            const HeadMatrix& v, std::vector<double>* probs = nullptr,
+                            Fp8RowTrace* trace = nullptr, int block_max_code = kBlockMaxCode) {
+  const std::int64_t n = static_cast<std::int64_t>(t.size()), dv = p.head_dim_v;
+  Fp8RowOutput r;
+  block_max_code = std::min(std::max(block_max_code, 120), 126);
+  r.out.assign(static_cast<std::size_t>(dv), 0.0f);
+  if (probs) probs->assign(static_cast<std::size_t>(p.seqlen_k), 0.0);
+  if (trace) *trace = Fp8RowTrace{}, trace->codes.assign(static_cast<std::size_t>(p.seqlen_k), 0);
+  if (n == 0) {
+    r.lse = -std::numeric_limits<float>::infinity();
+    return r;
+  }
+  std::vector<float> acc(static_cast<std::size_t>(dv), 0.0f);
+  std::vector<std::uint8_t> code(static_cast<std::size_t>(n), 0);
+  float m = -std::numeric_limits<float>::infinity(), l = 0.0f, lse_bias = 0.0f;
+
+  if (recipe == Fp8Recipe::aiter_like || recipe == Fp8Recipe::scaled_p) {
+    const float gain = recipe == Fp8Recipe::scaled_p ? 256.0f : 1.0f;
+    for (float tj : t) m = std::max(m, tj);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float pj = std::exp2(t[j] - m) * gain;
+      code[j] = float_to_e4m3fn(pj);
+      if (trace) trace->max_before_cast = std::max(trace->max_before_cast, pj);
+      l += pj;
+      const float P = e4m3fn_to_float(code[j]);
+      const float* vr = v.row(j);
+      for (std::int64_t e = 0; e < dv; ++e) acc[e] += P * vr[e];
+    }
+    for (std::int64_t e = 0; e < dv; ++e) r.out[e] = (acc[e] / l) * p.v_descale;
+    r.lse = (m + std::log2(l / gain)) * kLn2;
+    if (probs)
+      for (std::int64_t j = 0; j < n; ++j) (*probs)[j] = static_cast<double>(e4m3fn_to_float(code[j])) / l;
+  } else {
+    const bool lean = recipe == Fp8Recipe::zyfa;
+    std::vector<float> pv(static_cast<std::size_t>(dv));
+    std::vector<double> blk_scale, blk_alpha;  // per visited block: s_blk, and alpha applied when it arrived
+    std::vector<std::int64_t> blk_first;
+    for (std::int64_t j0 = 0; j0 < n; j0 += kKeyBlock) {
+      const std::int64_t j1 = std::min<std::int64_t>(j0 + kKeyBlock, n);
+      float m_blk = -std::numeric_limits<float>::infinity();
+      for (std::int64_t j = j0; j < j1; ++j) m_blk = std::max(m_blk, t[j]);
+      const float m_new = std::max(m, m_blk);
+      const float alpha = std::exp2(m - m_new);
+      const float dmax = m_blk - m_new;
+      const int kb = static_cast<int>(std::min(-dmax, 255.0f));
+      const float s_blk = std::ldexp(1.0f, -(kb + kTopExponent));
+      float l_blk = 0.0f;
+      std::fill(pv.begin(), pv.end(), 0.0f);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const float d = t[j] - m_new;
+        if (lean) {
+          const float y = d * 8.0f + static_cast<float>(8 * kb + block_max_code);
+          if (trace) trace->max_code_input = std::max(trace->max_code_input, y);
+          code[j] = lean_p_code(y, block_max_code);
+          if (trace) trace->max_before_cast = std::max(trace->max_before_cast, e4m3fn_to_float(code[j]));
+        } else {
+          const float x = d + static_cast<float>(kb + kTopExponent);
+          const float pj = std::exp2(x);
+          if (trace) trace->max_before_cast = std::max(trace->max_before_cast, pj);
+          code[j] = float_to_e4m3fn(pj);
+        }
+        const float P = e4m3fn_to_float(code[j]);
+        l_blk += P;
+        const float* vr = v.row(j);
+        for (std::int64_t e = 0; e < dv; ++e) pv[e] += P * vr[e];
+      }
+      for (std::int64_t e = 0; e < dv; ++e) acc[e] = std::fma(acc[e], alpha, pv[e] * s_blk);
+      l = std::fma(l, alpha, l_blk * s_blk);
+      m = m_new;
+      blk_scale.push_back(s_blk);
+      blk_alpha.push_back(alpha);
+      blk_first.push_back(j0);
+      if (trace) {
+        trace->block_sums.push_back(l_blk);
+        trace->block_shift.push_back(kb);
+        trace->block_first_key.push_back(j0);
+      }
+    }
+    for (std::int64_t e = 0; e < dv; ++e) r.out[e] = (acc[e] / l) * p.v_descale;
+    if (lean) lse_bias = static_cast<float>(block_max_code - 120) / 8.0f;
+    r.lse = (m + std::log2(l) - lse_bias) * kLn2;
+    if (probs) {
+      double later = 1.0;  // product of the alphas of the blocks after the current one
+      for (std::size_t bi = blk_scale.size(); bi-- > 0;) {
+        const std::int64_t j1 = std::min<std::int64_t>(blk_first[bi] + kKeyBlock, n);
+        for (std::int64_t j = blk_first[bi]; j < j1; ++j)
+          (*probs)[j] = static_cast<double>(e4m3fn_to_float(code[j])) * blk_scale[bi] * later / l;
+        later *= blk_alpha[bi];
+      }
+    }
+  }
+  if (trace) {
+    std::copy(code.begin(), code.end(), trace->codes.begin());
+    trace->m = m;
+    trace->l = l;
+  }
+  return r;
+}
+
+/// Output of fp8_attention: out_f32 / out_bf16 [batch, seqlen_q, num_heads, head_dim_v] dense row-major
+/// (out_bf16 = float_to_bf16(out_f32)), lse [batch, num_heads, seqlen_q] fp32 natural log.
+struct Fp8Output {
+  std::vector<float> out_f32;
+  std::vector<std::uint16_t> out_bf16;
+  std::vector<float> lse;
+};
+
+/// Runs `recipe` on params `p` whose tensors are in HOST memory. Errors: `r` null; q/k/v not e4m3fn
+/// (invalid_argument naming "q"). p.out / p.softmax_lse are not touched.
+inline Status fp8_attention(const AttentionParams& p, Fp8Recipe recipe, Fp8Output* r) {
+  if (r == nullptr) return Status::invalid("r: output pointer is null");
+  if (p.qkv_dtype != DType::e4m3fn)
+    return Status::invalid(std::string("q: the FP8 specification needs e4m3fn inputs, got ") + dtype_name(p.qkv_dtype));
+  const std::int64_t B = p.batch, H = p.num_heads, sq = p.seqlen_q, dv = p.head_dim_v;
+  r->out_f32.assign(static_cast<std::size_t>(B * sq * H * dv), 0.0f);
+  r->out_bf16.assign(r->out_f32.size(), 0);
+  r->lse.assign(static_cast<std::size_t>(B * H * sq), 0.0f);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
+      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+      for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
+        const HeadMatrix q = decode_q(p, b, h);
+        for (std::int64_t i = 0; i < sq; ++i) {
+          const Fp8RowOutput row = fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v);
+          const std::size_t o = static_cast<std::size_t>(((b * sq + i) * H + h) * dv);
+          for (std::int64_t e = 0; e < dv; ++e) {
+            r->out_f32[o + e] = row.out[e];
+            r->out_bf16[o + e] = float_to_bf16(row.out[e]);
+          }
+          r->lse[static_cast<std::size_t>((b * H + h) * sq + i)] = row.lse;
+        }
+      }
+    }
+  return Status::success();
+}
+
+}  // namespace zyfa::host
