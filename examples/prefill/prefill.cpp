@@ -1,0 +1,447 @@
+// examples/prefill/prefill.cpp -- zyfa's main job: causal prefill attention on q/k/v read from .npy(.gz) files.
+//
+//   zyfa_prefill --q q.npy.gz --k k.npy.gz --v v.npy.gz [--out out.npy] [--lse lse.npy] [--causal|--no-causal]
+//                [--softmax-scale X] [--expected model_out.npy.gz] [--backend auto|host|gpu] [--no-fp8]
+//
+// Inputs: BSHD arrays [batch, seqlen, heads, head_dim] (or [seqlen, heads, head_dim], batch 1) of dtype '<u2'
+// (bf16 bit patterns), '<f2' or '<f4'; '<f2'/'<f4' values are rounded to bf16 (round to nearest even) first,
+// since zyfa's BF16 kernels take bf16. q [b, seqlen_q, num_heads, head_dim_qk], k [b, seqlen_k, num_heads_k,
+// head_dim_qk], v [b, seqlen_k, num_heads_k, head_dim_v]. File format: docs/file-format.md.
+// Backend: the GPU (zyfa::flash_attn_func) when this binary was built with a GPU path (CMake
+// -DZYFA_PREFILL_GPU=CUDA|HIP) and a device is present, else zyfa's host backend (zyfa::host::flash_attn_func,
+// the executable specification). The program prints which one ran.
+// Outputs: out [b, seqlen_q, num_heads, head_dim_v] as '<u2' bf16 bits, softmax_lse [b, num_heads, seqlen_q] as
+// '<f4' (natural log). Report: the result against this example's own fp64 attention on the same bf16 inputs
+// (relative Frobenius error, max abs error, LSE error), against the model's own output (--expected), and the FP8
+// recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale = amax / 448).
+// Exit status: 0 success, 1 error (message names the argument or file), 2 usage.
+#include <zyfa/zyfa.hpp>
+#include <zyfa/numeric/bf16.hpp>
+
+#if __has_include(<zyfa/host/accuracy.hpp>) && __has_include(<zyfa/host/backend.hpp>) && \
+    __has_include(<zyfa/host/quantize.hpp>)
+#include <zyfa/host/accuracy.hpp>
+#include <zyfa/host/backend.hpp>
+#include <zyfa/host/quantize.hpp>
+#define ZYFA_EXAMPLE_HAVE_HOST 1
+#else
+#define ZYFA_EXAMPLE_HAVE_HOST 0
+#endif
+
+#if defined(ZYFA_EXAMPLE_GPU) && ZYFA_EXAMPLE_GPU
+#include <zyfa/flash_attn.hpp>
+#else
+#undef ZYFA_EXAMPLE_GPU
+#define ZYFA_EXAMPLE_GPU 0
+#endif
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "npy.hpp"
+#include "reference.hpp"
+
+namespace {
+
+using zyfa_example::NpyArray;
+
+/// Host buffer aligned to 64 bytes (zyfa requires 16-byte aligned tensors).
+template <class T>
+struct AlignedBuffer {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  explicit AlignedBuffer(std::size_t n) : count(n) {
+    ptr = static_cast<T*>(::operator new(sizeof(T) * (n ? n : 1), std::align_val_t{64}));
+    std::memset(static_cast<void*>(ptr), 0, sizeof(T) * (n ? n : 1));
+  }
+  ~AlignedBuffer() { ::operator delete(ptr, std::align_val_t{64}); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  T* data() { return ptr; }
+  const T* data() const { return ptr; }
+  T& operator[](std::size_t i) { return ptr[i]; }
+  const T& operator[](std::size_t i) const { return ptr[i]; }
+};
+
+struct Args {
+  std::string q, k, v, out, lse, expected, backend = "auto";
+  bool causal = true, fp8 = true;
+  float softmax_scale = 0.0f;  // 0: default 1/sqrt(head_dim_qk)
+};
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: zyfa_prefill --q FILE --k FILE --v FILE [--out FILE] [--lse FILE] [--causal|--no-causal]\n"
+               "                    [--softmax-scale X] [--expected FILE] [--backend auto|host|gpu] [--no-fp8]\n"
+               "FILE: .npy or .npy.gz, dtype <u2 (bf16 bits), <f2 or <f4, shape [batch, seqlen, heads, head_dim]\n"
+               "      or [seqlen, heads, head_dim]. Default: --causal (bottom-right), softmax_scale 1/sqrt(head_dim).\n");
+}
+
+/// Parses argv; returns 0 on success, 2 after printing usage on a bad command line.
+int parse_args(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    auto value = [&](std::string* dst) {
+      if (i + 1 >= argc) return false;
+      *dst = argv[++i];
+      return true;
+    };
+    bool ok = true;
+    if (s == "--q") ok = value(&a->q);
+    else if (s == "--k") ok = value(&a->k);
+    else if (s == "--v") ok = value(&a->v);
+    else if (s == "--out") ok = value(&a->out);
+    else if (s == "--lse") ok = value(&a->lse);
+    else if (s == "--expected") ok = value(&a->expected);
+    else if (s == "--backend") ok = value(&a->backend);
+    else if (s == "--causal") a->causal = true;
+    else if (s == "--no-causal") a->causal = false;
+    else if (s == "--no-fp8") a->fp8 = false;
+    else if (s == "--softmax-scale") {
+      std::string x;
+      ok = value(&x);
+      char* end = nullptr;
+      if (ok) a->softmax_scale = std::strtof(x.c_str(), &end);
+      ok = ok && end && *end == '\0' && std::isfinite(a->softmax_scale) && a->softmax_scale > 0.0f;
+      if (!ok) std::fprintf(stderr, "--softmax-scale: expected a finite number > 0, got '%s'\n", x.c_str());
+    } else if (s == "-h" || s == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n", s.c_str());
+      ok = false;
+    }
+    if (!ok) {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (a->q.empty() || a->k.empty() || a->v.empty()) {
+    std::fprintf(stderr, "--q, --k and --v are required\n");
+    usage(stderr);
+    return 2;
+  }
+  if (a->backend != "auto" && a->backend != "host" && a->backend != "gpu") {
+    std::fprintf(stderr, "--backend: expected auto, host or gpu, got '%s'\n", a->backend.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+/// A loaded input: BSHD shape and values already rounded to bf16 (as float and as bf16 bits).
+struct Input {
+  std::int64_t shape[4] = {0, 0, 0, 0};
+  std::vector<float> values;  // exactly representable in bf16
+  std::string descr;
+};
+
+/// Loads `path` as the tensor called `name` ("q", "k", "v", "expected"); "" or an error naming it.
+std::string load_input(const char* name, const std::string& path, Input* in) {
+  NpyArray a;
+  if (std::string e = zyfa_example::read_npy(path, &a); !e.empty()) return std::string(name) + ": " + e;
+  if (a.shape.size() == 3) a.shape.insert(a.shape.begin(), 1);
+  if (a.shape.size() != 4)
+    return std::string(name) + ": " + path + ": expected a 4-D [batch, seqlen, heads, head_dim] (or 3-D) array, got " +
+           std::to_string(a.shape.size()) + "-D";
+  for (int d = 0; d < 4; ++d) in->shape[d] = a.shape[d];
+  in->descr = a.descr;
+  in->values = zyfa_example::npy_to_float(a);
+  if (a.descr != "<u2")
+    for (float& x : in->values) x = zyfa::bf16_to_float(zyfa::float_to_bf16(x));
+  return "";
+}
+
+std::string shape_str(const std::int64_t* s) {
+  return "[" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ", " +
+         std::to_string(s[3]) + "]";
+}
+
+/// Relative Frobenius error ||x - ref||_F / ||ref||_F and max |x - ref| over finite pairs.
+struct Err {
+  double rel_fro = 0, max_abs = 0;
+};
+template <class X>
+Err compare(const X& x, const std::vector<double>& ref) {
+  double num = 0, den = 0, mx = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d = static_cast<double>(x[i]) - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+    mx = std::max(mx, std::fabs(d));
+  }
+  return {den > 0 ? std::sqrt(num / den) : std::sqrt(num), mx};
+}
+
+#if ZYFA_EXAMPLE_GPU
+#if ZYFA_PLATFORM_CUDA
+#define ZYFA_EX_GPU(name) cuda##name
+#else
+#define ZYFA_EX_GPU(name) hip##name
+#endif
+bool gpu_present() {
+  int n = 0;
+  return ZYFA_EX_GPU(GetDeviceCount)(&n) == ZYFA_EX_GPU(Success) && n > 0;
+}
+
+/// Copies q/k/v (bf16 bits) to the device, runs zyfa::flash_attn_func (once to warm up, then timed), copies out
+/// and lse back. `*ms` is the timed call's duration (events on the default stream).
+zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const zyfa::TensorRef& hv,
+                     const zyfa::TensorRef& hout, float* hlse, std::size_t lse_count,
+                     const zyfa::AttentionOptions& opt, double* ms) {
+  auto bytes = [](const zyfa::TensorRef& t) {
+    return static_cast<std::size_t>(t.shape[0] * t.shape[1] * t.shape[2] * t.shape[3]) * zyfa::dtype_size(t.dtype);
+  };
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr, *dout = nullptr;
+  float* dlse = nullptr;
+  auto check = [](ZYFA_EX_GPU(Error_t) e, const char* what) {
+    return e == ZYFA_EX_GPU(Success) ? zyfa::Status::success()
+                                     : zyfa::Status::runtime(std::string(what) + ": " + ZYFA_EX_GPU(GetErrorString)(e));
+  };
+  zyfa::Status s;
+  auto cleanup = [&] {
+    ZYFA_EX_GPU(Free)(dq), ZYFA_EX_GPU(Free)(dk), ZYFA_EX_GPU(Free)(dv), ZYFA_EX_GPU(Free)(dout);
+    ZYFA_EX_GPU(Free)(dlse);
+  };
+  if (!(s = check(ZYFA_EX_GPU(Malloc)(&dq, bytes(hq)), "malloc q")) ||
+      !(s = check(ZYFA_EX_GPU(Malloc)(&dk, bytes(hk)), "malloc k")) ||
+      !(s = check(ZYFA_EX_GPU(Malloc)(&dv, bytes(hv)), "malloc v")) ||
+      !(s = check(ZYFA_EX_GPU(Malloc)(&dout, bytes(hout)), "malloc out")) ||
+      !(s = check(ZYFA_EX_GPU(Malloc)(reinterpret_cast<void**>(&dlse), lse_count * sizeof(float)), "malloc lse")) ||
+      !(s = check(ZYFA_EX_GPU(Memcpy)(dq, hq.data, bytes(hq), ZYFA_EX_GPU(MemcpyHostToDevice)), "copy q")) ||
+      !(s = check(ZYFA_EX_GPU(Memcpy)(dk, hk.data, bytes(hk), ZYFA_EX_GPU(MemcpyHostToDevice)), "copy k")) ||
+      !(s = check(ZYFA_EX_GPU(Memcpy)(dv, hv.data, bytes(hv), ZYFA_EX_GPU(MemcpyHostToDevice)), "copy v"))) {
+    cleanup();
+    return s;
+  }
+  zyfa::TensorRef q = hq, k = hk, v = hv, out = hout;
+  q.data = dq, k.data = dk, v.data = dv, out.data = dout;
+  ZYFA_EX_GPU(Event_t) e0, e1;
+  ZYFA_EX_GPU(EventCreate)(&e0), ZYFA_EX_GPU(EventCreate)(&e1);
+  s = zyfa::flash_attn_func(q, k, v, out, dlse, opt, nullptr);  // warm-up (and the error check)
+  if (s) {
+    ZYFA_EX_GPU(EventRecord)(e0, nullptr);
+    s = zyfa::flash_attn_func(q, k, v, out, dlse, opt, nullptr);
+    ZYFA_EX_GPU(EventRecord)(e1, nullptr);
+  }
+  if (s) s = check(ZYFA_EX_GPU(DeviceSynchronize)(), "kernel");
+  float t = 0;
+  if (s) ZYFA_EX_GPU(EventElapsedTime)(&t, e0, e1);
+  *ms = t;
+  if (s) s = check(ZYFA_EX_GPU(Memcpy)(hout.data, dout, bytes(hout), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy out");
+  if (s) s = check(ZYFA_EX_GPU(Memcpy)(hlse, dlse, lse_count * sizeof(float), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy lse");
+  ZYFA_EX_GPU(EventDestroy)(e0), ZYFA_EX_GPU(EventDestroy)(e1);
+  cleanup();
+  return s;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (int rc = parse_args(argc, argv, &a); rc != 0) return rc;
+
+  Input q, k, v;
+  for (auto [name, path, in] : {std::tuple<const char*, const std::string*, Input*>{"q", &a.q, &q},
+                                {"k", &a.k, &k}, {"v", &a.v, &v}}) {
+    if (std::string e = load_input(name, *path, in); !e.empty()) {
+      std::fprintf(stderr, "error: %s\n", e.c_str());
+      return 1;
+    }
+    std::printf("%s: %s %s%s\n", name, path->c_str(), shape_str(in->shape).c_str(),
+                in->descr == "<u2" ? " bf16" : (" " + in->descr + " rounded to bf16").c_str());
+  }
+
+  // bf16 bit buffers and zyfa tensor views (contiguous BSHD).
+  auto to_bits = [](const Input& in) {
+    auto buf = std::make_unique<AlignedBuffer<std::uint16_t>>(in.values.size());
+    for (std::size_t i = 0; i < in.values.size(); ++i) (*buf)[i] = zyfa::float_to_bf16(in.values[i]);
+    return buf;
+  };
+  auto qb = to_bits(q), kb = to_bits(k), vb = to_bits(v);
+  const std::int64_t B = q.shape[0], SQ = q.shape[1], H = q.shape[2], DQK = q.shape[3];
+  const std::int64_t SK = k.shape[1], HK = k.shape[2], DV = v.shape[3];
+  using zyfa::DType;
+  using zyfa::TensorRef;
+  AlignedBuffer<std::uint16_t> outb(static_cast<std::size_t>(B * SQ * H * DV));
+  AlignedBuffer<float> lse(static_cast<std::size_t>(B * H * SQ));
+  const TensorRef tq = TensorRef::contiguous(qb->data(), DType::bf16, B, SQ, H, DQK);
+  const TensorRef tk = TensorRef::contiguous(kb->data(), DType::bf16, k.shape[0], SK, HK, k.shape[3]);
+  const TensorRef tv = TensorRef::contiguous(vb->data(), DType::bf16, v.shape[0], v.shape[1], v.shape[2], DV);
+  const TensorRef tout = TensorRef::contiguous(outb.data(), DType::bf16, B, SQ, H, DV);
+  zyfa::AttentionOptions opt;
+  opt.causal = a.causal;
+  if (a.softmax_scale > 0.0f) opt.softmax_scale = a.softmax_scale;
+
+  // Validate once here, so that shape errors are reported the same way whichever backend runs.
+  zyfa::AttentionParams params;
+  if (zyfa::Status s = zyfa::make_params(tq, tk, tv, tout, lse.data(), opt, &params); !s) {
+    std::fprintf(stderr, "error: %s\n", s.message.c_str());
+    return 1;
+  }
+  std::printf("problem: batch %lld, seqlen_q %lld, seqlen_k %lld, num_heads %lld, num_heads_k %lld, head_dim "
+              "%lld/%lld, causal %s (bottom-right), softmax_scale %.6g\n",
+              (long long)B, (long long)SQ, (long long)SK, (long long)H, (long long)HK, (long long)DQK, (long long)DV,
+              a.causal ? "true" : "false", (double)params.softmax_scale);
+
+  // ---- run ----
+  std::string backend;
+  double ms = 0;
+  zyfa::Status st = zyfa::Status::unsupported("no backend");
+#if ZYFA_EXAMPLE_GPU
+  if (a.backend != "host" && gpu_present()) {
+    backend = ZYFA_PLATFORM_CUDA ? "gpu (CUDA, zyfa::flash_attn_func)" : "gpu (HIP, zyfa::flash_attn_func)";
+    st = run_gpu(tq, tk, tv, tout, lse.data(), lse.count, opt, &ms);
+  }
+#endif
+  if (backend.empty()) {
+    if (a.backend == "gpu") {
+      std::fprintf(stderr, "error: --backend gpu: %s\n",
+                   ZYFA_EXAMPLE_GPU ? "no GPU device is present"
+                                    : "this binary has no GPU path (configure with -DZYFA_PREFILL_GPU=CUDA or HIP)");
+      return 1;
+    }
+#if ZYFA_EXAMPLE_HAVE_HOST
+    backend = "host (zyfa::host::flash_attn_func, CPU executable specification)";
+    const auto t0 = std::chrono::steady_clock::now();
+    st = zyfa::host::flash_attn_func(tq, tk, tv, tout, lse.data(), opt);
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+#else
+    std::fprintf(stderr, "error: no backend: this build has no GPU path and zyfa's host backend "
+                         "(include/zyfa/host/backend.hpp) is not in this checkout\n");
+    return 1;
+#endif
+  }
+  std::printf("backend: %s\n", backend.c_str());
+  if (!st) {
+    std::fprintf(stderr, "error: %s\n", st.message.c_str());
+    return 1;
+  }
+  const double flops = 4.0 * B * H * SQ * SK * (DQK + DV) / 2.0 * (a.causal ? 0.5 : 1.0);
+  std::printf("time: %.3f ms (%.3g TFLOP/s%s)\n", ms, flops / (ms * 1e-3) / 1e12,
+              a.causal ? ", causal FLOPs counted as half" : "");
+
+  // ---- write ----
+  if (!a.out.empty()) {
+    if (std::string e = zyfa_example::write_npy(a.out, "<u2", {B, SQ, H, DV}, outb.data()); !e.empty()) {
+      std::fprintf(stderr, "error: --out: %s\n", e.c_str());
+      return 1;
+    }
+    std::printf("wrote out %s [%lld, %lld, %lld, %lld] <u2 (bf16 bits)\n", a.out.c_str(), (long long)B,
+                (long long)SQ, (long long)H, (long long)DV);
+  }
+  if (!a.lse.empty()) {
+    if (std::string e = zyfa_example::write_npy(a.lse, "<f4", {B, H, SQ}, lse.data()); !e.empty()) {
+      std::fprintf(stderr, "error: --lse: %s\n", e.c_str());
+      return 1;
+    }
+    std::printf("wrote softmax_lse %s [%lld, %lld, %lld] <f4 (natural log)\n", a.lse.c_str(), (long long)B,
+                (long long)H, (long long)SQ);
+  }
+
+  // ---- accuracy: result vs fp64 on the same bf16 inputs ----
+  zyfa_example::Problem prob{B, SQ, SK, H, HK, DQK, DV, params.softmax_scale, a.causal};
+  std::vector<double> ref_out, ref_lse;
+  zyfa_example::reference_attention_fp64(prob, q.values.data(), k.values.data(), v.values.data(), &ref_out, &ref_lse);
+  std::vector<float> outf(outb.count);
+  for (std::size_t i = 0; i < outf.size(); ++i) outf[i] = zyfa::bf16_to_float(outb[i]);
+  const Err eo = compare(outf, ref_out);
+  double lse_err = 0;
+  std::int64_t empty_rows = 0, empty_rows_bad = 0;
+  for (std::size_t i = 0; i < ref_lse.size(); ++i) {
+    if (std::isinf(ref_lse[i])) {
+      ++empty_rows;
+      const std::int64_t b = i / (H * SQ), h = (i / SQ) % H, r = i % SQ;
+      bool ok = std::isinf(lse[i]) && lse[i] < 0;
+      for (std::int64_t d = 0; d < DV; ++d) ok = ok && outf[((b * SQ + r) * H + h) * DV + d] == 0.0f;
+      empty_rows_bad += !ok;
+    } else {
+      lse_err = std::max(lse_err, std::fabs(static_cast<double>(lse[i]) - ref_lse[i]));
+    }
+  }
+  std::printf("\naccuracy of the %s result vs fp64 attention on the same bf16 inputs:\n", backend.substr(0, backend.find(' ')).c_str());
+  std::printf("  out: rel_fro %.3e  max_abs %.3e    softmax_lse: max_abs %.3e\n", eo.rel_fro, eo.max_abs, lse_err);
+  if (empty_rows > 0)
+    std::printf("  rows that see no key: %lld, of which %lld not exactly 0 / -inf\n", (long long)empty_rows,
+                (long long)empty_rows_bad);
+  double expected_rel = -1;
+  if (!a.expected.empty()) {
+    Input ex;
+    if (std::string e = load_input("expected", a.expected, &ex); !e.empty()) {
+      std::fprintf(stderr, "error: --%s\n", e.c_str());
+      return 1;
+    }
+    if (ex.values.size() != outf.size()) {
+      std::fprintf(stderr, "error: --expected: %s has shape %s, out is [%lld, %lld, %lld, %lld]\n", a.expected.c_str(),
+                   shape_str(ex.shape).c_str(), (long long)B, (long long)SQ, (long long)H, (long long)DV);
+      return 1;
+    }
+    std::vector<double> exd(ex.values.begin(), ex.values.end());
+    const Err e1 = compare(outf, exd), e2 = compare(ref_out, exd);
+    expected_rel = e1.rel_fro;
+    std::printf("  vs the model's own attention output (%s): result rel_fro %.3e, fp64 reference rel_fro %.3e\n",
+                a.expected.c_str(), e1.rel_fro, e2.rel_fro);
+  }
+
+  // ---- FP8 recipes on the e4m3fn-quantized inputs (zyfa's host specification) ----
+  double zyfa_rel = -1, aiter_rel = -1;
+#if ZYFA_EXAMPLE_HAVE_HOST
+  if (a.fp8) {
+    // Per-tensor e4m3fn quantization of the bf16 inputs (zyfa::host::quantize_e4m3fn: descale = amax / 448,
+    // code = RNE(x / descale), saturating). With e4m3fn params, fp8_accuracy_report compares every recipe with
+    // fp64 attention on the DEQUANTIZED inputs, which isolates the error the attention kernel adds.
+    zyfa::AttentionOptions o8 = opt;
+    std::unique_ptr<AlignedBuffer<std::uint8_t>> codes[3];
+    const Input* src[3] = {&q, &k, &v};
+    float* descale[3] = {&o8.q_descale, &o8.k_descale, &o8.v_descale};
+    const char* names[3] = {"q", "k", "v"};
+    for (int t = 0; t < 3; ++t) {
+      codes[t] = std::make_unique<AlignedBuffer<std::uint8_t>>(src[t]->values.size());
+      if (zyfa::Status s = zyfa::host::quantize_e4m3fn(src[t]->values.data(), src[t]->values.size(),
+                                                      codes[t]->data(), descale[t]);
+          !s) {
+        std::fprintf(stderr, "error: quantizing %s to e4m3fn: %s\n", names[t], s.message.c_str());
+        return 1;
+      }
+    }
+    zyfa::AttentionParams p8;
+    if (zyfa::Status s = zyfa::make_params(TensorRef::contiguous(codes[0]->data(), DType::e4m3fn, B, SQ, H, DQK),
+                                           TensorRef::contiguous(codes[1]->data(), DType::e4m3fn, B, SK, HK, DQK),
+                                           TensorRef::contiguous(codes[2]->data(), DType::e4m3fn, B, SK, HK, DV),
+                                           tout, nullptr, o8, &p8);
+        !s) {
+      std::fprintf(stderr, "error: fp8 params: %s\n", s.message.c_str());
+      return 1;
+    }
+    std::printf("\nFP8 recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale "
+                "amax/448: q %.4g, k %.4g, v %.4g), each vs fp64 attention on the dequantized inputs; 'bf16' = fp32 "
+                "arithmetic on the dequantized inputs rounded to bf16:\n",
+                (double)o8.q_descale, (double)o8.k_descale, (double)o8.v_descale);
+    std::cout.flush();
+    const std::vector<zyfa::host::RecipeError> errs = zyfa::host::fp8_accuracy_report(p8);
+    zyfa::host::print_accuracy_table(std::cout, errs);
+    std::cout.flush();
+    for (const auto& e : errs) {
+      if (e.name == "zyfa") zyfa_rel = e.rel_fro_error;
+      if (e.name == "aiter_like") aiter_rel = e.rel_fro_error;
+    }
+    if (zyfa_rel >= 0 && aiter_rel > 0)
+      std::printf("FP8 error ratio zyfa / aiter_like (rel. Frobenius): %.3f\n", zyfa_rel / aiter_rel);
+  }
+#endif
+  // One machine-readable line per run (examples/run_prefill.sh collects them into a table).
+  std::printf("\nSUMMARY backend=%s rel_fro=%.4e lse_max_abs=%.4e expected_rel_fro=%.4e fp8_zyfa_rel_fro=%.4e "
+              "fp8_aiter_like_rel_fro=%.4e\n",
+              backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel);
+  return empty_rows_bad == 0 ? 0 : 1;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# zyfa's main job: builds examples/prefill and runs causal prefill attention on the default input, printing
+# which backend ran, the accuracy report, and writing out/softmax_lse as .npy.
+#
+#   bash examples/run_prefill.sh [extra zyfa_prefill arguments, e.g. --no-fp8]
+#
+# Input: every layer of real activations under data/activations/<model>/layerNN_{q,k,v}.npy.gz when present
+# (causal, softmax_scale from the model's meta.json, compared also with the model's own layerNN_out.npy.gz),
+# else the bundled synthetic sample data/sample/{q,k,v}.npy.gz. ZYFA_INPUT=sample forces the sample.
+# Backend: the GPU when include/zyfa/flash_attn.hpp exists, nvidia-smi sees a GPU and nvcc is found (CMake
+# -DZYFA_PREFILL_GPU=CUDA), else zyfa's host backend. ZYFA_PREFILL_GPU=OFF|CUDA|HIP overrides the choice.
+# Environment: ZYFA_BUILD_DIR (default build), ZYFA_OUT_DIR (default out/prefill), ZYFA_JOBS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${ZYFA_BUILD_DIR:-build}
+OUTDIR=${ZYFA_OUT_DIR:-out/prefill}
+JOBS=${ZYFA_JOBS:-$(n=$(nproc); echo $((n > 4 ? 4 : n)))}
+
+GPU=${ZYFA_PREFILL_GPU:-auto}
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+if [ "$GPU" = auto ]; then
+  GPU=OFF
+  NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+  if [ -f include/zyfa/flash_attn.hpp ] && [ -n "$NVCC" ] && nvidia-smi -L >/dev/null 2>&1; then
+    GPU=CUDA
+    cmake_args+=(-DCMAKE_CUDA_COMPILER="$NVCC")
+  fi
+fi
+cmake_args+=(-DZYFA_PREFILL_GPU="$GPU")
+echo "== configure + build zyfa_prefill (GPU path: $GPU) in $BUILD"
+mkdir -p "$BUILD"
+cmake -S . -B "$BUILD" "${cmake_args[@]}" > "$BUILD/configure-prefill.log" 2>&1 || { cat "$BUILD/configure-prefill.log"; exit 1; }
+cmake --build "$BUILD" --target zyfa_prefill -j"$JOBS"
+EXE="$BUILD/examples/prefill/zyfa_prefill"
+
+# runs: "label|q|k|v|extra args"
+runs=()
+shopt -s nullglob
+layers=(data/activations/*/layer*_q.npy.gz)
+if [ "${ZYFA_INPUT:-auto}" != sample ] && [ ${#layers[@]} -gt 0 ]; then
+  for qf in "${layers[@]}"; do
+    dir=$(dirname "$qf"); model=$(basename "$dir"); layer=$(basename "$qf" _q.npy.gz)
+    extra="--causal"
+    scale=$(sed -n 's/.*"softmax_scale"[[:space:]]*:[[:space:]]*\([0-9.eE+-]*\).*/\1/p' "$dir/meta.json" 2>/dev/null | head -1)
+    [ -n "$scale" ] && extra+=" --softmax-scale $scale"
+    [ -f "$dir/${layer}_out.npy.gz" ] && extra+=" --expected $dir/${layer}_out.npy.gz"
+    runs+=("$model/$layer|$qf|$dir/${layer}_k.npy.gz|$dir/${layer}_v.npy.gz|$extra")
+  done
+else
+  runs+=("sample (synthetic)|data/sample/q.npy.gz|data/sample/k.npy.gz|data/sample/v.npy.gz|--causal")
+fi
+
+summary=()
+for r in "${runs[@]}"; do
+  IFS='|' read -r label qf kf vf extra <<< "$r"
+  out="$OUTDIR/${label%% *}"; mkdir -p "$out"
+  echo; echo "== $label"
+  # shellcheck disable=SC2086  # $extra is a list of arguments
+  "$EXE" --q "$qf" --k "$kf" --v "$vf" --out "$out/out.npy" --lse "$out/softmax_lse.npy" $extra "$@" | tee "$out/report.txt"
+  line=$(grep '^SUMMARY ' "$out/report.txt" || true)
+  summary+=("$label ${line#SUMMARY }")
+done
+
+echo
+echo "== summary (errors vs fp64; FP8 recipes on e4m3fn-quantized inputs vs fp64 on the dequantized inputs)"
+echo "| input | backend | out rel. Frobenius | zyfa FP8 | aiter_like FP8 | zyfa / aiter_like | vs model's own out |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for s in "${summary[@]}"; do
+  label=${s%% backend=*}
+  get() { echo "$s" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+  z=$(get fp8_zyfa_rel_fro); a=$(get fp8_aiter_like_rel_fro); e=$(get expected_rel_fro)
+  ratio=$(awk -v z="$z" -v a="$a" 'BEGIN { if (z >= 0 && a > 0) printf "%.3f", z / a; else printf "-" }')
+  [ "${e#-}" != "$e" ] && e="-"
+  [ "${z#-}" != "$z" ] && z="-"
+  [ "${a#-}" != "$a" ] && a="-"
+  echo "| $label | $(get backend) | $(get rel_fro) | $z | $a | $ratio | $e |"
+done
+echo "outputs: $OUTDIR/<input>/{out.npy,softmax_lse.npy,report.txt}"
