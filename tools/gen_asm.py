@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""zyfa's gfx950 assembly generator: kernel IR (tools/zyfa_gen/kernels/) -> asm/<kernel>.s -> code object
+(llvm-mc-22, ld.lld-22) -> include/zyfa/fp8/<kernel>.inc (byte array + kernel-argument struct).
+
+    python3 tools/gen_asm.py                 # regenerate every kernel in place
+    python3 tools/gen_asm.py --check         # regenerate in memory, exit 1 if any checked-in file differs
+    python3 tools/gen_asm.py --list          # kernel names
+    python3 tools/gen_asm.py --kernel NAME   # only that kernel (with or without --check)
+
+Every generated .s passes the gfx950hazard checker (the generator pads with s_nop and re-checks). Output is
+byte-for-byte reproducible for a given LLVM 22 release. Details: docs/generator.md.
+"""
+import argparse
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from zyfa_gen import generate  # noqa: E402
+from zyfa_gen.kernels import ALL  # noqa: E402
+
+
+def outputs(name: str):
+    """{repo-relative path: text} of one kernel's generated files."""
+    _, asm, _, inc = generate(name)
+    return {f"asm/{name}.s": asm, f"include/zyfa/fp8/{name}.inc": inc}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the checked-in files; write nothing")
+    ap.add_argument("--list", action="store_true", help="print the kernel names")
+    ap.add_argument("--kernel", action="append", help="generate only this kernel (repeatable)")
+    ap.add_argument("--root", default=str(ROOT), help="repository root to write to / compare with")
+    a = ap.parse_args(argv)
+    if a.list:
+        print("\n".join(sorted(ALL)))
+        return 0
+    names = a.kernel or sorted(ALL)
+    root = pathlib.Path(a.root)
+    bad = 0
+    for n in names:
+        if n not in ALL:
+            print(f"gen_asm: unknown kernel {n!r}; known: {', '.join(sorted(ALL))}", file=sys.stderr)
+            return 2
+        for rel, text in outputs(n).items():
+            path = root / rel
+            if a.check:
+                old = path.read_text() if path.exists() else None
+                if old != text:
+                    print(f"gen_asm: {rel} is stale or missing (run: python3 tools/gen_asm.py)", file=sys.stderr)
+                    bad += 1
+                else:
+                    print(f"gen_asm: {rel} up to date")
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                print(f"gen_asm: wrote {rel}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
