@@ -78,6 +78,8 @@ for entry in "${DEVICE_TUS[@]}"; do
   done
 done
 
+# Generated gfx950 FP8 code objects (issue 5): regenerate and diff, hazard-check asm/*.s, compile the loader.
+bash tools/ci/check_generated.sh || fail=1
 "$PY" tools/ci/device_resources.py --self-test
 "$PY" tools/ci/device_resources.py "$MANIFEST" --markdown "$OUT/resources.md" || fail=1
 [ "$fail" = 0 ] && echo "compile_device: OK" || echo "compile_device: FAILED" >&2

@@ -1,0 +1,15 @@
+// Compile check of the FP8 code-object loader and launcher for AMD (tools/ci/check_generated.sh): host pass with
+// HIP's runtime API, device pass for gfx950. Not linked (no ROCm runtime library on the CI machine).
+#include <zyfa/fp8/qk_block.hpp>
+
+zyfa::Status zyfa_fp8_qk_block_smoke(const std::uint8_t* q, const std::uint8_t* k, const std::uint8_t* qs,
+                                     const std::uint8_t* ks, float* s, hipStream_t stream) {
+  zyfa::fp8::QkBlockArgs a{};
+  a.q = q;
+  a.k = k;
+  a.q_scale = qs;
+  a.k_scale = ks;
+  a.s = s;
+  a.q_stride = a.k_stride = a.s_stride = 128;
+  return zyfa::fp8::qk_block_32x128(a, stream);
+}
