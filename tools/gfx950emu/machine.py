@@ -1,0 +1,365 @@
+"""Program (parsed + compiled gfx950 code) and Machine (memory, LDS, waves, launch)."""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+
+import numpy as np
+
+from .asm import EXEC, KernelInfo, parse_asm
+from .errors import EmuError
+from .memory import GlobalMemory, LocalMemory
+from .ops import BARRIER, ENDPGM, M32, Compiler, int_to_mask
+from .semantics import Semantics
+
+LLVM_OBJDUMP = "/usr/lib/llvm-22/bin/llvm-objdump"
+
+
+@dataclass
+class KernelArg:
+    """One kernel argument from the code object metadata: byte offset, size and value_kind."""
+
+    offset: int
+    size: int
+    value_kind: str
+    name: str = ""
+
+
+def _parse_metadata(text: str) -> dict:
+    """Minimal reader of the ``.amdgpu_metadata`` YAML: kernel name -> list of :class:`KernelArg`."""
+    m = re.search(r"\.amdgpu_metadata(.*?)\.end_amdgpu_metadata", text, re.S)
+    if not m:
+        return {}
+    out: dict = {}
+    cur_args: list = []
+    arg: dict | None = None
+    in_args = False
+    for line in m.group(1).splitlines():
+        s = line.strip()
+        if s.startswith("- .agpr_count") or s.startswith("- .args") or (s.startswith("- ") and not in_args):
+            cur_args = []
+            in_args = False
+        if ".args:" in s:
+            in_args = True
+            cur_args = []
+            continue
+        if in_args and s.startswith("- "):
+            arg = {}
+            cur_args.append(arg)
+            s = s[2:]
+        kv = re.match(r"\.(\w+):\s*(.*)$", s)
+        if not kv:
+            continue
+        k, v = kv.groups()
+        if in_args and arg is not None and k in ("offset", "size", "value_kind", "name", "address_space"):
+            arg[k] = v
+            continue
+        if not line.startswith("      ") and in_args and k not in ("offset", "size", "value_kind"):
+            in_args = False
+        if k == "name" and not in_args:
+            out[v.strip()] = [KernelArg(int(a.get("offset", 0)), int(a.get("size", 0)),
+                                        a.get("value_kind", ""), a.get("name", "")) for a in cur_args]
+    return out
+
+
+class Program:
+    """Parsed and compiled gfx950 code: one or more kernels with their ``.amdhsa_kernel`` descriptors.
+
+    Build with :meth:`from_asm_text` (LLVM assembler syntax, e.g. ``clang++-22 -S`` output or a generator's
+    ``.s``) or :meth:`from_asm_file`. Every instruction is compiled when the program is built, so an
+    instruction the emulator does not know raises :class:`EmuError` naming it (nothing is skipped).
+    """
+
+    def __init__(self, text: str, semantics: Semantics | None = None):
+        self.semantics = semantics or Semantics()
+        self.instrs, self.labels, self.kernels = parse_asm(text)
+        self.args = _parse_metadata(text)
+        comp = Compiler(self.labels, self.semantics)
+        self.code = []
+        for ins in self.instrs:
+            try:
+                self.code.append(comp.compile(ins))
+            except EmuError as e:
+                raise EmuError(f"line {ins.line}: {ins.text}: {e}") from None
+
+    @classmethod
+    def from_asm_text(cls, text: str, semantics: Semantics | None = None) -> "Program":
+        return cls(text, semantics)
+
+    @classmethod
+    def from_asm_file(cls, path, semantics: Semantics | None = None) -> "Program":
+        with open(path) as f:
+            return cls(f.read(), semantics)
+
+    @classmethod
+    def from_code_object(cls, path, semantics: Semantics | None = None) -> "Program":
+        """Disassembles a gfx950 code object (ELF) with llvm-objdump-22 and reads its kernel descriptors
+        (``<name>.kd`` symbols, 64 bytes each) back into ``.amdhsa_*`` directives."""
+        from .codeobj import code_object_to_asm
+        return cls(code_object_to_asm(path), semantics)
+
+    def kernel(self, name: str) -> KernelInfo:
+        if name not in self.kernels:
+            raise EmuError(f"no kernel named {name!r}; kernels: {sorted(self.kernels)}")
+        return self.kernels[name]
+
+
+class Wave:
+    """State of one wave64: ``s`` (128 SGPR ints incl. VCC/M0/EXEC), ``v`` (512 x 64 uint32: v0-v255, a0-a255),
+    ``scc``, ``pc`` (instruction index), outstanding-load queues for s_waitcnt checking."""
+
+    __slots__ = ("s", "v", "vf", "scc", "pc", "done", "machine", "lds", "vmq", "lgkmq", "pend", "_em", "_emv",
+                 "clock", "wave_id", "executed")
+
+    def __init__(self, machine, lds, wave_id):
+        self.s = [0] * 128
+        self.v = np.zeros((512, 64), np.uint32)
+        self.scc = 0
+        self.pc = 0
+        self.done = False
+        self.machine = machine
+        self.lds = lds
+        self.vmq = []
+        self.lgkmq = []
+        self.pend: dict = {}
+        self._em = None
+        self._emv = None
+        self.clock = 0
+        self.wave_id = wave_id
+        self.executed = 0
+
+    def mask(self) -> np.ndarray:
+        e = self.s[EXEC] | (self.s[EXEC + 1] << 32)
+        if e != self._em:
+            self._em = e
+            self._emv = int_to_mask(e)
+        return self._emv
+
+    def retire(self, vm: int, lgkm: int):
+        for q, n in ((self.vmq, vm), (self.lgkmq, lgkm)):
+            while len(q) > n:
+                for k in q.pop(0):
+                    c = self.pend[k] - 1
+                    if c:
+                        self.pend[k] = c
+                    else:
+                        del self.pend[k]
+
+
+def _regname(k: int) -> str:
+    if k >= 1256:
+        return f"a{k - 1256}"
+    if k >= 1000:
+        return f"v{k - 1000}"
+    return {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 126: "exec_lo", 127: "exec_hi"}.get(k, f"s{k}")
+
+
+class Machine:
+    """A gfx950 compute unit's worth of state for running one program: global memory shared by all launches,
+    LDS of ``lds_bytes`` (160 KiB on gfx950) per workgroup, and the launch logic.
+
+    Memory API: ``alloc(nbytes) -> address``, ``write(address, data)``, ``read(address, nbytes) -> bytes``,
+    ``upload(array) -> address``, ``download(address, dtype, shape) -> ndarray``.
+    """
+
+    def __init__(self, program: Program, lds_bytes: int = 160 * 1024, max_instructions: int = 50_000_000):
+        self.program = program
+        self.lds_bytes = lds_bytes
+        self.mem = GlobalMemory()
+        self.max_instructions = max_instructions
+        self.instructions_executed = 0
+
+    # ---------------------------------------------------------------- memory
+    def alloc(self, nbytes: int) -> int:
+        return self.mem.alloc(nbytes)
+
+    def write(self, addr: int, data) -> None:
+        self.mem.write(addr, data)
+
+    def read(self, addr: int, nbytes: int) -> bytes:
+        return self.mem.read(addr, nbytes)
+
+    def upload(self, arr: np.ndarray) -> int:
+        """Allocates and copies a numpy array (its raw bytes, C order); returns the address."""
+        a = np.ascontiguousarray(arr)
+        addr = self.alloc(a.nbytes)
+        self.write(addr, a)
+        return addr
+
+    def download(self, addr: int, dtype, shape) -> np.ndarray:
+        n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        return np.frombuffer(self.read(addr, n), dtype).reshape(shape).copy()
+
+    # ---------------------------------------------------------------- launch
+    def launch(self, kernel_name: str, grid=(1, 1, 1), block=(64, 1, 1), kernarg: bytes = b"",
+               dynamic_lds: int = 0, workgroups=None) -> None:
+        """Runs ``kernel_name`` on a grid of ``grid`` workgroups (x, y, z) of ``block`` work-items each.
+
+        kernarg: the explicit kernel arguments (bytes laid out as the metadata offsets); it is copied into a
+        kernarg segment of ``.amdhsa_kernarg_size`` bytes whose hidden arguments (code object v5:
+        hidden_block_count_*, hidden_group_size_*, hidden_remainder_*, hidden_grid_dims) are filled from the
+        metadata. Workgroups run one after another; inside a workgroup, each wave runs until ``s_barrier`` or
+        ``s_endpgm``, then the next wave; a barrier releases when every live wave has reached it.
+        workgroups: optional iterable of (x, y, z) ids to run instead of the whole grid (for sampling).
+        """
+        prog = self.program
+        k = prog.kernel(kernel_name)
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        nthreads = block[0] * block[1] * block[2]
+        if nthreads < 1 or nthreads > 1024:
+            raise EmuError(f"launch: block {block} must have 1..1024 work-items")
+        if k.d("private_segment_fixed_size") or k.d("enable_private_segment") or k.d("uses_dynamic_stack"):
+            raise EmuError(f"kernel {kernel_name}: scratch (private segment) is not supported by the emulator")
+        lds_need = k.d("group_segment_fixed_size") + dynamic_lds
+        if lds_need > self.lds_bytes:
+            raise EmuError(f"kernel {kernel_name}: needs {lds_need} bytes of LDS, the machine has {self.lds_bytes}")
+        ks = max(k.d("kernarg_size"), len(kernarg))
+        seg = bytearray(ks + 64)
+        seg[: len(kernarg)] = kernarg
+        for a in prog.args.get(kernel_name, []):
+            vk = a.value_kind
+            vals = {"hidden_block_count_x": grid[0], "hidden_block_count_y": grid[1],
+                    "hidden_block_count_z": grid[2], "hidden_group_size_x": block[0],
+                    "hidden_group_size_y": block[1], "hidden_group_size_z": block[2],
+                    "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
+                    "hidden_grid_dims": sum(1 for g, b in zip(grid, block) if g * b > 1) or 1}
+            if vk in vals and a.offset + a.size <= len(seg):
+                seg[a.offset: a.offset + a.size] = int(vals[vk]).to_bytes(a.size, "little")
+        kaddr = self.alloc(len(seg))
+        self.write(kaddr, bytes(seg))
+        # dispatch packet (hsa_kernel_dispatch_packet_t) for kernels that read the dispatch pointer
+        pkt = bytearray(64)
+        pkt[4:6] = block[0].to_bytes(2, "little")
+        pkt[6:8] = block[1].to_bytes(2, "little")
+        pkt[8:10] = block[2].to_bytes(2, "little")
+        for j in range(3):
+            pkt[12 + 4 * j: 16 + 4 * j] = (grid[j] * block[j]).to_bytes(4, "little")
+        pkt[28:32] = lds_need.to_bytes(4, "little")
+        pkt[40:48] = kaddr.to_bytes(8, "little")
+        daddr = self.alloc(64)
+        self.write(daddr, bytes(pkt))
+        wgs = workgroups if workgroups is not None else [
+            (x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+        with np.errstate(all="ignore"):
+            for wg in wgs:
+                self._run_workgroup(k, wg, block, kaddr, daddr, lds_need)
+
+    def _initial_sgprs(self, k: KernelInfo, wg, kaddr: int, daddr: int) -> list[int]:
+        s = []
+        if k.d("user_sgpr_private_segment_buffer"):
+            s += [0, 0, 0, 0]
+        if k.d("user_sgpr_dispatch_ptr"):
+            s += [daddr & M32, daddr >> 32]
+        if k.d("user_sgpr_queue_ptr"):
+            s += [0, 0]
+        if k.d("user_sgpr_kernarg_segment_ptr"):
+            s += [kaddr & M32, kaddr >> 32]
+        if k.d("user_sgpr_dispatch_id"):
+            s += [0, 0]
+        if k.d("user_sgpr_flat_scratch_init"):
+            s += [0, 0]
+        if k.d("user_sgpr_private_segment_size"):
+            s += [0]
+        npre = k.d("user_sgpr_kernarg_preload_length")
+        if npre:
+            off = k.d("user_sgpr_kernarg_preload_offset")
+            raw = self.read(kaddr + 4 * off, 4 * npre)
+            s += [int.from_bytes(raw[4 * j: 4 * j + 4], "little") for j in range(npre)]
+        cnt = k.d("user_sgpr_count", len(s))
+        if cnt < len(s):
+            raise EmuError(f"kernel {k.name}: .amdhsa_user_sgpr_count {cnt} < {len(s)} enabled user SGPRs")
+        s += [0] * (cnt - len(s))
+        if k.d("system_sgpr_workgroup_id_x", 1):
+            s.append(wg[0])
+        if k.d("system_sgpr_workgroup_id_y"):
+            s.append(wg[1])
+        if k.d("system_sgpr_workgroup_id_z"):
+            s.append(wg[2])
+        if k.d("system_sgpr_workgroup_info"):
+            s.append(0)
+        return s
+
+    def _run_workgroup(self, k: KernelInfo, wg, block, kaddr, daddr, lds_need):
+        lds = LocalMemory(self.lds_bytes)
+        lds.limit = lds_need
+        nthreads = block[0] * block[1] * block[2]
+        nwaves = (nthreads + 63) // 64
+        sg = self._initial_sgprs(k, wg, kaddr, daddr)
+        waves = []
+        tid = np.arange(nthreads)
+        tx = tid % block[0]
+        ty = (tid // block[0]) % block[1]
+        tz = tid // (block[0] * block[1])
+        packed = (tx | (ty << 10) | (tz << 20)).astype(np.uint32)
+        vgpr_mode = k.d("system_vgpr_workitem_id")
+        for wi in range(nwaves):
+            w = Wave(self, lds, wi)
+            w.s[: len(sg)] = sg
+            lanes = min(64, nthreads - 64 * wi)
+            ex = (1 << lanes) - 1
+            w.s[EXEC] = ex & M32
+            w.s[EXEC + 1] = ex >> 32
+            p = packed[64 * wi: 64 * wi + lanes]
+            if vgpr_mode == 0 and (block[1] > 1 or block[2] > 1):
+                raise EmuError(f"kernel {k.name}: .amdhsa_system_vgpr_workitem_id 0 but block {block} is not 1-D")
+            w.v[0, :lanes] = p
+            w.pc = k.entry
+            waves.append(w)
+        prog = self.program
+        while True:
+            for w in waves:
+                if not w.done:
+                    self._run_wave(w, prog, k)
+            live = [w for w in waves if not w.done]
+            if not live:
+                break
+            # every live wave is now at a barrier: release them
+            for w in live:
+                w.pc += 1
+
+    def _run_wave(self, w: Wave, prog: Program, k: KernelInfo):
+        code = prog.code
+        check = prog.semantics.waitcnt_check
+        n = 0
+        pc = w.pc
+        try:
+            while True:
+                fn, touched, q, dsts = code[pc]
+                if check and w.pend and not touched.isdisjoint(w.pend):
+                    regs = sorted(touched & set(w.pend))
+                    raise EmuError("uses " + ", ".join(_regname(r) for r in regs) +
+                                   " before the s_waitcnt that retires the load writing it")
+                r = fn(w)
+                n += 1
+                if q is not None:
+                    (w.vmq if q == "vm" else w.lgkmq).append(dsts)
+                    for d in dsts:
+                        w.pend[d] = w.pend.get(d, 0) + 1
+                if r is None:
+                    pc += 1
+                elif r >= 0:
+                    pc = r
+                    if n > self.max_instructions:
+                        raise EmuError(f"more than {self.max_instructions} instructions: infinite loop?")
+                elif r == BARRIER:
+                    w.pc = pc
+                    return
+                else:
+                    w.done = True
+                    w.pc = pc
+                    return
+                if pc >= len(code):
+                    raise EmuError("ran past the end of the code without s_endpgm")
+        except EmuError as e:
+            ins = prog.instrs[pc] if pc < len(prog.instrs) else None
+            where = f"{k.name} wave {w.wave_id}, line {ins.line}: {ins.text}" if ins else k.name
+            raise EmuError(f"{where}: {e}") from None
+        except Exception as e:  # numpy or Python failures inside an instruction
+            ins = prog.instrs[pc]
+            raise EmuError(f"{k.name} wave {w.wave_id}, line {ins.line}: {ins.text}: "
+                           f"{type(e).__name__}: {e}") from e
+        finally:
+            self.instructions_executed += n
+            w.executed += n

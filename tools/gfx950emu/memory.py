@@ -1,0 +1,90 @@
+"""Byte-addressed global memory and LDS for the emulator, with vectorised per-lane gathers and scatters."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import EmuError
+
+GLOBAL_BASE = 0x1_0000_0000  # above 4 GiB, so that 32-bit address truncation bugs fault
+
+
+class GlobalMemory:
+    """Global memory: one growing byte array at virtual address ``GLOBAL_BASE``. ``alloc`` hands out
+    256-byte-aligned blocks; any access outside the allocated blocks raises :class:`EmuError`."""
+
+    def __init__(self):
+        self.buf = np.zeros(1 << 20, np.uint8)
+        self.top = 0  # bytes in use
+        self.blocks: list[tuple[int, int]] = []  # (offset, size)
+
+    def alloc(self, nbytes: int, align: int = 256) -> int:
+        """Reserves ``nbytes`` (zero-filled) and returns its device address."""
+        if nbytes < 0:
+            raise ValueError("alloc: nbytes must be >= 0")
+        off = (self.top + align - 1) // align * align
+        end = off + max(nbytes, 1)
+        if end > self.buf.size:
+            n = self.buf.size
+            while n < end:
+                n *= 2
+            nb = np.zeros(n, np.uint8)
+            nb[: self.top] = self.buf[: self.top]
+            self.buf = nb
+        self.top = end
+        self.blocks.append((off, nbytes))
+        return GLOBAL_BASE + off
+
+    def _offsets(self, addr, nbytes: int, what: str) -> np.ndarray:
+        off = np.asarray(addr, np.uint64).astype(np.int64) - GLOBAL_BASE
+        if off.size and (off.min() < 0 or off.max() + nbytes > self.top):
+            bad = np.asarray(addr, np.uint64).ravel()[
+                ((off < 0) | (off + nbytes > self.top)).ravel()][0]
+            raise EmuError(f"{what}: global address 0x{int(bad):x} (+{nbytes} bytes) is outside allocated memory")
+        return off
+
+    def write(self, addr: int, data) -> None:
+        """Copies bytes (bytes, bytearray or any numpy array, taken as its raw bytes) to ``addr``."""
+        b = np.frombuffer(bytes(data), np.uint8) if isinstance(data, (bytes, bytearray)) else \
+            np.ascontiguousarray(data).view(np.uint8).ravel()
+        off = int(self._offsets(addr, b.size, "write"))
+        self.buf[off: off + b.size] = b
+
+    def read(self, addr: int, nbytes: int) -> bytes:
+        off = int(self._offsets(addr, nbytes, "read"))
+        return self.buf[off: off + nbytes].tobytes()
+
+    def gather(self, addr: np.ndarray, nbytes: int, what: str) -> np.ndarray:
+        """Per-lane loads: addr (n,) -> (n, nbytes) uint8."""
+        off = self._offsets(addr, nbytes, what)
+        return self.buf[off[:, None] + np.arange(nbytes)]
+
+    def scatter(self, addr: np.ndarray, data: np.ndarray, what: str) -> None:
+        """Per-lane stores: addr (n,), data (n, nbytes) uint8; lanes in order (a later lane wins)."""
+        nbytes = data.shape[1]
+        off = self._offsets(addr, nbytes, what)
+        self.buf[off[:, None] + np.arange(nbytes)] = data
+
+
+class LocalMemory:
+    """LDS of one workgroup: ``size`` bytes (gfx950: 160 KiB per workgroup at most). Accesses past the
+    workgroup's allocation (``limit``) raise :class:`EmuError` (the hardware would return 0 / drop)."""
+
+    def __init__(self, size: int):
+        self.buf = np.zeros(size, np.uint8)
+        self.limit = size
+
+    def _check(self, off: np.ndarray, nbytes: int, what: str):
+        if off.size and (off.min() < 0 or off.max() + nbytes > self.limit):
+            bad = off[(off < 0) | (off + nbytes > self.limit)][0]
+            raise EmuError(f"{what}: LDS address {int(bad)} (+{nbytes} bytes) is outside the workgroup's "
+                           f"{self.limit}-byte LDS allocation")
+
+    def gather(self, off: np.ndarray, nbytes: int, what: str) -> np.ndarray:
+        off = np.asarray(off, np.int64)
+        self._check(off, nbytes, what)
+        return self.buf[off[:, None] + np.arange(nbytes)]
+
+    def scatter(self, off: np.ndarray, data: np.ndarray, what: str) -> None:
+        off = np.asarray(off, np.int64)
+        self._check(off, data.shape[1], what)
+        self.buf[off[:, None] + np.arange(data.shape[1])] = data
