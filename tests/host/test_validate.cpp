@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 #include <zyfa/zyfa.hpp>
 
@@ -31,4 +33,233 @@ TEST_CASE("make_params accepts a valid GQA problem and resolves the default soft
   s = zyfa::make_params(q, k, v, o, nullptr, {}, &p);
   CHECK(s.code == zyfa::StatusCode::invalid_argument);
   CHECK(s.message.rfind("k: num_heads_k", 0) == 0);
+}
+
+// ---- one test per make_params error: status invalid_argument, message starting with the argument ----
+namespace {
+using zyfa::DType;
+using zyfa::TensorRef;
+
+// A valid bf16 GQA problem (b=2, seqlen_q=4, seqlen_k=8, heads 4/2, head dim 64) that each test breaks once.
+struct Case {
+  Buffers* buf;
+  TensorRef q, k, v, o;
+  zyfa::AttentionOptions opt;
+  float* lse = nullptr;
+  Case() : buf(new Buffers) {
+    q = TensorRef::contiguous(buf->q, DType::bf16, 2, 4, 4, 64);
+    k = TensorRef::contiguous(buf->k, DType::bf16, 2, 8, 2, 64);
+    v = TensorRef::contiguous(buf->v, DType::bf16, 2, 8, 2, 64);
+    o = TensorRef::contiguous(buf->o, DType::bf16, 2, 4, 4, 64);
+  }
+  ~Case() { delete buf; }
+  Case(const Case&) = delete;
+  Case& operator=(const Case&) = delete;
+  void fp8() {
+    for (TensorRef* t : {&q, &k, &v}) {
+      const auto s = t->shape;
+      *t = TensorRef::contiguous(t->data, DType::e4m3fn, s[0], s[1], s[2], s[3]);
+    }
+  }
+  TensorRef& tensor(int w) { return w == 0 ? q : w == 1 ? k : w == 2 ? v : o; }
+  // Runs make_params; checks it fails with a message starting with `prefix` and leaves params untouched.
+  void expect_error(const std::string& prefix) {
+    zyfa::AttentionParams p;
+    p.batch = -12345;
+    const zyfa::Status s = zyfa::make_params(q, k, v, o, lse, opt, &p);
+    CHECK(s.code == zyfa::StatusCode::invalid_argument);
+    CHECK_MESSAGE(s.message.rfind(prefix, 0) == 0, "message: ", s.message, " expected prefix: ", prefix);
+    CHECK(p.batch == -12345);
+  }
+};
+const char* const kNames[4] = {"q", "k", "v", "out"};
+}  // namespace
+
+TEST_CASE("make_params: the Case baseline is valid") {
+  Case c;
+  zyfa::AttentionParams p;
+  CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+  c.fp8();
+  c.opt.q_descale = 1e-6f;
+  c.opt.k_descale = 3e4f;
+  CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+}
+
+TEST_CASE("make_params error: params pointer is null") {
+  Case c;
+  const zyfa::Status s = zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, nullptr);
+  CHECK(s.code == zyfa::StatusCode::invalid_argument);
+  CHECK(s.message.rfind("params:", 0) == 0);
+}
+
+TEST_CASE("make_params error: null data pointer") {
+  for (int w = 0; w < 4; ++w) {
+    Case c;
+    c.tensor(w).data = nullptr;
+    c.expect_error(std::string(kNames[w]) + ": data pointer is null");
+  }
+}
+
+TEST_CASE("make_params error: non-positive size") {
+  for (int w = 0; w < 4; ++w)
+    for (int d = 0; d < 4; ++d)
+      for (std::int64_t bad : {0, -3}) {
+        Case c;
+        c.tensor(w).shape[d] = bad;
+        c.expect_error(std::string(kNames[w]) + ": shape[" + std::to_string(d) + "]");
+      }
+}
+
+TEST_CASE("make_params error: size larger than 2^31-1") {
+  Case c;
+  c.k.shape[1] = std::int64_t(1) << 31;
+  c.expect_error("k: shape[1] (seqlen_k) is 2147483648, larger than 2^31-1");
+}
+
+TEST_CASE("make_params error: last-dim stride not 1") {
+  for (int w = 0; w < 4; ++w) {
+    Case c;
+    c.tensor(w).stride[3] = 2;
+    c.expect_error(std::string(kNames[w]) + ": stride[3] must be 1");
+  }
+}
+
+TEST_CASE("make_params error: misaligned data pointer") {
+  for (int w = 0; w < 4; ++w) {
+    Case c;
+    c.tensor(w).data = static_cast<char*>(c.tensor(w).data) + 2;
+    c.expect_error(std::string(kNames[w]) + ": data pointer must be 16-byte aligned");
+  }
+}
+
+TEST_CASE("make_params error: non-positive stride of a dim with size > 1") {
+  for (int w = 0; w < 4; ++w)
+    for (int d = 0; d < 3; ++d) {
+      Case c;
+      c.tensor(w).stride[d] = d == 0 ? 0 : -64;
+      c.expect_error(std::string(kNames[w]) + ": stride[" + std::to_string(d) + "] must be > 0");
+    }
+}
+
+TEST_CASE("make_params error: stride not a multiple of 16 bytes") {
+  Case c;
+  c.v.stride[1] = 2 * 64 + 4;  // 264 bytes
+  c.expect_error("v: stride[1] is 132 elements; it must be a multiple of 16 bytes");
+}
+
+TEST_CASE("make_params error: head_dim not a multiple of 16 bytes") {
+  Case c;
+  c.q.shape[3] = c.k.shape[3] = 60;
+  c.expect_error("q: shape[3] (head_dim_qk) is 60");
+}
+
+TEST_CASE("make_params error: strides addressing more than 2^60 elements") {
+  Case c;
+  c.q.stride[0] = std::int64_t(1) << 61;
+  c.expect_error("q: shape and strides address more than 2^60 elements");
+}
+
+TEST_CASE("make_params error: shape mismatch between tensors") {
+  struct Mismatch { int w, d; std::int64_t value; const char* prefix; };
+  const Mismatch cases[] = {
+      {1, 0, 1, "k: shape[0] (batch) is 1, expected 2 from q"},
+      {1, 3, 128, "k: shape[3] (head_dim_qk) is 128, expected 64 from q"},
+      {2, 0, 1, "v: shape[0] (batch) is 1, expected 2 from q"},
+      {2, 1, 7, "v: shape[1] (seqlen_k) is 7, expected 8 from k"},
+      {2, 2, 1, "v: shape[2] (num_heads_k) is 1, expected 2 from k"},
+      {3, 0, 1, "out: shape[0] (batch) is 1"},
+      {3, 1, 5, "out: shape[1] (seqlen_q) is 5"},
+      {3, 2, 2, "out: shape[2] (num_heads) is 2"},
+      {3, 3, 128, "out: shape[3] (head_dim_v) is 128, expected 64 from v"},
+  };
+  for (const Mismatch& m : cases) {
+    Case c;
+    c.tensor(m.w).shape[m.d] = m.value;
+    c.expect_error(m.prefix);
+  }
+}
+
+TEST_CASE("make_params error: num_heads not a multiple of num_heads_k") {
+  Case c;
+  c.k.shape[2] = c.v.shape[2] = 3;
+  c.expect_error("k: num_heads_k (3) must divide q's num_heads (4)");
+}
+
+TEST_CASE("make_params error: softmax_lse misaligned") {
+  Case c;
+  alignas(16) static float lse[64];
+  c.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(lse) + 2);
+  c.expect_error("softmax_lse: pointer must be 4-byte aligned");
+}
+
+TEST_CASE("make_params error: q dtype not supported") {
+  Case c;
+  c.q.dtype = c.k.dtype = c.v.dtype = DType::fp32;
+  c.expect_error("q: dtype fp32 is not supported");
+}
+
+TEST_CASE("make_params error: k or v dtype differs from q") {
+  {
+    Case c;
+    c.fp8();
+    c.k.dtype = DType::bf16;
+    c.expect_error("k: dtype bf16 differs from q's e4m3fn");
+  }
+  {
+    Case c;
+    c.fp8();
+    c.v.dtype = DType::bf16;
+    c.expect_error("v: dtype bf16 differs from q's e4m3fn");
+  }
+}
+
+TEST_CASE("make_params error: FP8 given as e4m3fnuz where e4m3fn is required") {
+  Case c;
+  c.fp8();
+  c.q.dtype = c.k.dtype = c.v.dtype = DType::e4m3fnuz;
+  c.expect_error("q: dtype e4m3fnuz given where e4m3fn");
+}
+
+TEST_CASE("make_params error: out dtype not bf16") {
+  Case c;
+  c.o.dtype = DType::e4m3fn;
+  c.expect_error("out: dtype e4m3fn is not supported");
+}
+
+TEST_CASE("make_params error: softmax_scale not finite or not > 0") {
+  for (float bad : {0.0f, -0.5f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Case c;
+    c.opt.softmax_scale = bad;
+    c.expect_error("softmax_scale: must be finite and > 0");
+  }
+}
+
+TEST_CASE("make_params error: FP8 descale not finite or not > 0") {
+  const char* names[3] = {"q_descale", "k_descale", "v_descale"};
+  for (int w = 0; w < 3; ++w)
+    for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      Case c;
+      c.fp8();
+      float* d[3] = {&c.opt.q_descale, &c.opt.k_descale, &c.opt.v_descale};
+      *d[w] = bad;
+      c.expect_error(std::string(names[w]) + ": must be finite and > 0");
+    }
+}
+
+TEST_CASE("make_params error: descale other than 1 for bf16 inputs") {
+  const char* names[3] = {"q_descale", "k_descale", "v_descale"};
+  for (int w = 0; w < 3; ++w) {
+    Case c;
+    float* d[3] = {&c.opt.q_descale, &c.opt.k_descale, &c.opt.v_descale};
+    *d[w] = 2.0f;
+    c.expect_error(std::string(names[w]) + ": only FP8 inputs take a descale");
+  }
+}
+
+TEST_CASE("needs_64bit_offsets: true once a byte offset passes 2^31-1") {
+  Case c;
+  zyfa::AttentionParams p;
+  c.k.stride[0] = std::int64_t(1) << 30;  // batch 1 of k starts 2 GiB (bf16) in
+  REQUIRE(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+  CHECK(p.needs_64bit_offsets());
 }
