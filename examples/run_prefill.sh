@@ -9,7 +9,8 @@
 # else the bundled synthetic sample data/sample/{q,k,v}.npy.gz. ZYFA_INPUT=sample forces the sample.
 # Backend: the GPU when include/zyfa/flash_attn.hpp exists, nvidia-smi sees a GPU and nvcc is found (CMake
 # -DZYFA_PREFILL_GPU=CUDA), else zyfa's host backend. ZYFA_PREFILL_GPU=OFF|CUDA|HIP overrides the choice.
-# Environment: ZYFA_BUILD_DIR (default build), ZYFA_OUT_DIR (default out/prefill), ZYFA_JOBS.
+# Environment: ZYFA_BUILD_DIR (default build), ZYFA_OUT_DIR (default out/prefill), ZYFA_JOBS,
+# ZYFA_ACTIVATIONS_DIR (default data/activations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ZYFA_BUILD_DIR:-build}
@@ -36,7 +37,8 @@ EXE="$BUILD/examples/prefill/zyfa_prefill"
 # runs: "label|q|k|v|extra args"
 runs=()
 shopt -s nullglob
-layers=(data/activations/*/layer*_q.npy.gz)
+ACT=${ZYFA_ACTIVATIONS_DIR:-data/activations}
+layers=("$ACT"/*/layer*_q.npy.gz)
 if [ "${ZYFA_INPUT:-auto}" != sample ] && [ ${#layers[@]} -gt 0 ]; then
   for qf in "${layers[@]}"; do
     dir=$(dirname "$qf"); model=$(basename "$dir"); layer=$(basename "$qf" _q.npy.gz)

@@ -206,3 +206,30 @@ def test_run_prefill_script_on_sample(exe, tmp_path):
     assert re.search(r"^\| sample \(synthetic\) \| host \| \d", r.stdout, re.M), r.stdout[-2000:]
     out = np.load(tmp_path / "sample" / "out.npy")
     assert out.shape == (1, 256, 4, 128)
+
+
+def test_run_prefill_script_per_layer(exe, tmp_path):
+    """The activations branch: every layerNN of every model directory, softmax_scale from meta.json, the model's
+    own output compared (--expected). Uses a fake two-layer 'model' made here from random data."""
+    rng = np.random.default_rng(3)
+    model = tmp_path / "act" / "fake-model"
+    model.mkdir(parents=True)
+    scale = 0.0625
+    for layer in ("layer00", "layer07"):
+        q, k, v = make_inputs(rng, 1, 48, 48, 4, 2, 64, 64)
+        ref, _ = reference(*(to_bf16(x).astype(np.float64) for x in (q, k, v)), True, scale)
+        for name, x in (("q", q), ("k", k), ("v", v), ("out", ref.astype(np.float32))):
+            save(model / f"{layer}_{name}.npy.gz", encode(x, "<u2"))
+    (model / "meta.json").write_text('{"model": "fake", "causal": true, "softmax_scale": %r, "layers": []}' % scale)
+    env = dict(os.environ, ZYFA_BUILD_DIR=str(BUILD), ZYFA_OUT_DIR=str(tmp_path / "out"),
+               ZYFA_ACTIVATIONS_DIR=str(tmp_path / "act"), ZYFA_PREFILL_GPU="OFF")
+    r = subprocess.run(["bash", str(ROOT / "examples" / "run_prefill.sh"), "--no-fp8"], env=env,
+                       capture_output=True, text=True, cwd=str(ROOT))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert r.stdout.count("softmax_scale 0.0625") == 2
+    rows = re.findall(r"^\| fake-model/(layer\d\d) \| host \| (\S+) \| - \| - \| - \| (\S+) \|$", r.stdout, re.M)
+    assert [x[0] for x in rows] == ["layer00", "layer07"], r.stdout[-2000:]
+    for _, rel, vs_model in rows:
+        # the 'model output' is the fp64 reference rounded to bf16, so both errors are bf16-sized
+        assert 0 < float(rel) < 5e-3 and 0 < float(vs_model) < 5e-3
+    assert (tmp_path / "out" / "fake-model" / "layer07" / "out.npy").exists()
