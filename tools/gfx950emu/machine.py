@@ -27,39 +27,54 @@ class KernelArg:
 
 
 def _parse_metadata(text: str) -> dict:
-    """Minimal reader of the ``.amdgpu_metadata`` YAML: kernel name -> list of :class:`KernelArg`."""
+    """Minimal reader of the ``.amdgpu_metadata`` YAML (code object v5): kernel name -> list of
+    :class:`KernelArg`. Uses indentation: the keys of one kernel entry share the indentation of its first
+    key; ``.args`` entries are indented deeper."""
     m = re.search(r"\.amdgpu_metadata(.*?)\.end_amdgpu_metadata", text, re.S)
     if not m:
         return {}
     out: dict = {}
-    cur_args: list = []
+    kernels: list = []
+    cur: dict | None = None
+    args_indent = None
     arg: dict | None = None
-    in_args = False
     for line in m.group(1).splitlines():
-        s = line.strip()
-        if s.startswith("- .agpr_count") or s.startswith("- .args") or (s.startswith("- ") and not in_args):
-            cur_args = []
-            in_args = False
-        if ".args:" in s:
-            in_args = True
-            cur_args = []
+        if not line.strip():
             continue
-        if in_args and s.startswith("- "):
-            arg = {}
-            cur_args.append(arg)
-            s = s[2:]
-        kv = re.match(r"\.(\w+):\s*(.*)$", s)
+        body = line.lstrip()
+        ind = len(line) - len(body)
+        item = body.startswith("- ")
+        if item:
+            body = body[2:]
+            ind += 2
+        kv = re.match(r"\.?([\w.]+):\s*(.*)$", body)
+        if args_indent is not None and ind > args_indent:
+            if item:
+                arg = {}
+                cur["args"].append(arg)
+            if kv and arg is not None:
+                arg[kv.group(1)] = kv.group(2).strip()
+            continue
+        args_indent = None
         if not kv:
             continue
         k, v = kv.groups()
-        if in_args and arg is not None and k in ("offset", "size", "value_kind", "name", "address_space"):
-            arg[k] = v
+        if k == "amdhsa.kernels":
             continue
-        if not line.startswith("      ") and in_args and k not in ("offset", "size", "value_kind"):
-            in_args = False
-        if k == "name" and not in_args:
-            out[v.strip()] = [KernelArg(int(a.get("offset", 0)), int(a.get("size", 0)),
-                                        a.get("value_kind", ""), a.get("name", "")) for a in cur_args]
+        if item and cur is None or (item and ind == cur["indent"]):
+            cur = {"indent": ind, "args": [], "name": None}
+            kernels.append(cur)
+        if cur is None:
+            continue
+        if k == "args":
+            args_indent = ind
+            arg = None
+        elif k == "name" and ind == cur["indent"]:
+            cur["name"] = v.strip()
+    for kd in kernels:
+        if kd["name"]:
+            out[kd["name"]] = [KernelArg(int(a.get("offset", 0), 0), int(a.get("size", 0), 0),
+                                         a.get("value_kind", ""), a.get("name", "")) for a in kd["args"]]
     return out
 
 

@@ -455,6 +455,16 @@ VOP: dict[str, tuple] = {
                    lambda a, b, c: np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))),
     "v_med3_u32": (("u32", "u32", "u32"), "u32",
                    lambda a, b, c: np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))),
+    # 16-bit integer ops (gfx9: the result's high 16 bits are zeroed)
+    "v_add_u16": (("u32", "u32"), "u32", lambda a, b: (_i(a) + _i(b)) & 0xFFFF),
+    "v_sub_u16": (("u32", "u32"), "u32", lambda a, b: (_i(a) - _i(b)) & 0xFFFF),
+    "v_subrev_u16": (("u32", "u32"), "u32", lambda a, b: (_i(b) - _i(a)) & 0xFFFF),
+    "v_mul_lo_u16": (("u32", "u32"), "u32", lambda a, b: (_i(_u(a) & 0xFFFF) * _i(_u(b) & 0xFFFF)) & 0xFFFF),
+    "v_lshlrev_b16": (("u32", "u32"), "u32", lambda a, b: (_i(_u(b) & 0xFFFF) << _i(_u(a) & 15)) & 0xFFFF),
+    "v_lshrrev_b16": (("u32", "u32"), "u32", lambda a, b: (_i(_u(b) & 0xFFFF) >> _i(_u(a) & 15))),
+    "v_ashrrev_i16": (("u32", "u32"), "u32", lambda a, b: (_bfe_i(b, 0, 16) >> _i(_u(a) & 15)) & 0xFFFF),
+    "v_max_u16": (("u32", "u32"), "u32", lambda a, b: np.maximum(_u(a) & 0xFFFF, _u(b) & 0xFFFF)),
+    "v_min_u16": (("u32", "u32"), "u32", lambda a, b: np.minimum(_u(a) & 0xFFFF, _u(b) & 0xFFFF)),
     # 64-bit
     "v_mov_b64": (("u64",), "u64", lambda a: a),
     "v_lshlrev_b64": (("u32", "u64"), "u64", lambda a, b: _u64(b) << (_u(a) & 63).astype(np.uint64)),
@@ -1761,6 +1771,27 @@ def _sp_permlane_swap(c: Compiler, ins: Instr, base: str, enc: str):
     return g
 
 
+def _sp_bitop3(c: Compiler, ins: Instr, base: str, enc: str):
+    """v_bitop3_b32 d, s0, s1, s2 bitop3:T: each result bit is bit ((s0 << 2) | (s1 << 1) | s2) of T (LLVM's
+    truth-table convention: s0 = 0xF0, s1 = 0xCC, s2 = 0xAA)."""
+    _need(ins, 4)
+    _check_mods(ins, {"bitop3"})
+    t = ins.mods.get("bitop3", 0)
+    ra, rb, rc = (rd32(o) for o in ins.operands[1:])
+    wr = vwrite(ins.operands[0])
+    if base == "v_bitop3_b16":
+        raise EmuError("v_bitop3_b16 is not supported by the emulator")
+
+    def f(w):
+        a, b, cc = _u(ra(w)), _u(rb(w)), _u(rc(w))
+        r = np.zeros(np.broadcast(a, b, cc).shape, np.uint32)
+        for i in range(8):
+            if (t >> i) & 1:
+                r |= (a if i & 4 else ~a) & (b if i & 2 else ~b) & (cc if i & 1 else ~cc)
+        wr(w, r, w.mask())
+    return f
+
+
 def _sp_nop(c: Compiler, ins: Instr, base: str, enc: str):
     return lambda w: None
 
@@ -1779,6 +1810,7 @@ _VSPECIAL = {
     "v_cvt_pk_f32_fp8": _sp_cvt_f32_f8, "v_cvt_pk_f32_bf8": _sp_cvt_f32_f8,
     "v_permlane32_swap_b32": _sp_permlane_swap, "v_permlane16_swap_b32": _sp_permlane_swap,
     "v_nop": _sp_nop,
+    "v_bitop3_b32": _sp_bitop3, "v_bitop3_b16": _sp_bitop3,
 }
 for _n in ("v_cvt_scalef32_pk_fp8_f32", "v_cvt_scalef32_pk_bf8_f32", "v_cvt_scalef32_pk_f32_fp8",
            "v_cvt_scalef32_pk_f32_bf8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_f32_bf8"):
