@@ -4,7 +4,7 @@
 Input: a manifest (TSV: target, translation unit, clang .s path or empty, compiler log path).
   * AMD (gfx950, gfx942): the clang-22 ``-S`` output's ``.amdhsa_kernel`` blocks
     (``.amdhsa_next_free_vgpr``, ``.amdhsa_accum_offset``, ``.amdhsa_next_free_sgpr``,
-    ``.amdhsa_group_segment_fixed_size`` = LDS bytes, ``.amdhsa_private_segment_fixed_size`` = scratch bytes
+    ``.amdhsa_group_segment_fixed_size`` = static LDS bytes (dynamic LDS is set at launch and not in the code object), ``.amdhsa_private_segment_fixed_size`` = scratch bytes
     per lane) and the ``-Rpass-analysis=kernel-resource-usage`` remarks in the log (VGPRs, AGPRs, TotalSGPRs,
     ScratchSize, Occupancy, SGPRs Spill, VGPRs Spill, LDS Size). On gfx90a and later the VGPR file is unified:
     AGPRs start at accum_offset and next_free_vgpr counts both (AMDGPU code object docs, LLVM AMDGPUUsage).
@@ -103,7 +103,18 @@ def demangle(names: list[str]) -> dict[str, str]:
     return {n: (d if d else n) for n, d in zip(names, out + [""] * len(names))}
 
 
-def _short(s: str, n: int = 90) -> str:
+def _short(s: str, n: int = 110) -> str:
+    """Demangled kernel name without return type and parameter list (the template arguments are what tell
+    configurations apart), cut to n characters."""
+    if s.startswith("void "):
+        s = s[5:]
+    if s.endswith(")"):
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(s[i], 0)
+            if depth == 0:
+                s = s[:i] if i > 0 else s
+                break
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
@@ -142,9 +153,9 @@ def nv_rows(target, tu, log_text):
 
 AMD_COLS = [("target", "target"), ("kernel", "kernel"), ("vgpr", "VGPR"), ("agpr", "AGPR"),
             ("next_free_vgpr", "next_free_vgpr"), ("accum_offset", "accum_offset"), ("sgpr", "SGPR"),
-            ("lds", "LDS B"), ("scratch", "scratch B/lane"), ("spills", "spills S/V"),
+            ("lds", "static LDS B"), ("scratch", "scratch B/lane"), ("spills", "spills S/V"),
             ("occupancy", "waves/SIMD")]
-NV_COLS = [("target", "target"), ("kernel", "kernel"), ("regs", "registers"), ("smem", "smem B"),
+NV_COLS = [("target", "target"), ("kernel", "kernel"), ("regs", "registers"), ("smem", "static smem B"),
            ("stack", "stack B"), ("spills", "spill st/ld B")]
 
 
