@@ -18,6 +18,7 @@ cd "$(dirname "$0")/../.."
 # The same HIP source is compiled for every target (nvcc compiles it as CUDA: -x cu).
 DEVICE_TUS=(
   "tools/ci/device_smoke.hip||"   # platform-header smoke kernel (pipeline self-check)
+  "tests/host/numeric_device.hip||"   # zyfa/numeric conversions in device passes
 )
 # ---------------------------------------------------------------------------------------------------------
 ALL_TARGETS="gfx950,gfx942,sm_90a"
