@@ -1,0 +1,149 @@
+"""BF16 forward attention benchmark: zyfa vs PyTorch SDPA's flash and cuDNN backends, same process, same inputs.
+
+Run by bench/run_h200.sh on the device machine (needs torch with CUDA and nvcc):
+    python3 bench/bench_h200.py --out DIR
+Shapes: 16K total tokens (batch = 16384 // seqlen), seqlen 512..16384, num_heads = 2048 // head_dim_v
+(MLA 192/128: 16 heads), causal (seqlen_q == seqlen_k, where SDPA's top-left is_causal equals zyfa's
+bottom-right) and not. Timing: CUDA events around each call, 3 warm-up calls, median of N timed calls.
+TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
+Writes DIR/results.csv (bench/results.csv columns), DIR/bench.png, and prints a table.
+"""
+import argparse
+import csv
+import datetime
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.cpp_extension import load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
+           "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
+
+
+def build_ext(build_dir):
+    os.makedirs(build_dir, exist_ok=True)
+    return load(name="zyfa_torch_ext",
+                sources=[os.path.join(ROOT, "bench", "zyfa_torch_ext.cpp"),
+                         os.path.join(ROOT, "bench", "zyfa_torch_ext_kernel.cu")],
+                extra_include_paths=[os.path.join(ROOT, "include")],
+                extra_cflags=["-O3", "-std=c++17"],
+                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+                build_directory=build_dir, verbose=False)
+
+
+def time_ms(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build-dir", default="/tmp/zyfa_ext_build")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
+    ap.add_argument("--reps", type=int, default=20)
+    args = ap.parse_args()
+    ext = build_ext(args.build_dir)
+    if args.build_only:
+        return
+    os.makedirs(args.out, exist_ok=True)
+    dev = torch.cuda.get_device_name(0)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    total = 16384
+    seqlens = [512, 1024, 2048, 4096, 8192, 16384]
+    dims = [(64, 64), (128, 128), (256, 256), (192, 128)]
+    if args.quick:
+        seqlens = [2048, 8192]
+        dims = [(128, 128)]
+    rows = []
+    stream = torch.cuda.current_stream().cuda_stream
+    for dqk, dv in dims:
+        heads = 16 if dqk != dv else 2048 // dv
+        for causal in (True, False):
+            for s in seqlens:
+                b = max(1, total // s)
+                torch.manual_seed(s + dqk)
+                q = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+                k = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+                v = torch.randn(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+                out = torch.empty(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+                lse = torch.empty(b, heads, s, device="cuda", dtype=torch.float32)
+                d = (dqk + dv) / 2
+                flop = 4.0 * b * heads * s * s * d / (2 if causal else 1)
+                qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+                impls = {"zyfa": lambda: ext.forward(q, k, v, out, lse, causal, stream)}
+                for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+                    def run(backend=backend):
+                        with sdpa_kernel(backend):
+                            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                    impls[name] = run
+                ext.forward(q, k, v, out, lse, causal, stream)
+                ref = None
+                for name, fn in impls.items():
+                    try:
+                        ms = time_ms(fn, args.reps)
+                    except Exception as e:  # a backend that does not support this shape
+                        print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({str(e).splitlines()[0][:100]})")
+                        continue
+                    if name != "zyfa" and ref is None:
+                        ref = fn().transpose(1, 2)
+                    rows.append(dict(date=date, device=dev, impl=name, dtype="bf16", head_dim_qk=dqk, head_dim_v=dv,
+                                     causal=int(causal), batch=b, num_heads=heads, num_heads_k=heads, seqlen_q=s,
+                                     seqlen_k=s, median_ms=f"{ms:.4f}", tflops=f"{flop / ms / 1e9:.1f}"))
+                ext.forward(q, k, v, out, lse, causal, stream)
+                torch.cuda.synchronize()
+                diff = (out.float() - ref.float()).abs().max().item() if ref is not None else float("nan")
+                line = " ".join(f"{r['impl']}={r['tflops']}" for r in rows if r["head_dim_qk"] == dqk and
+                                r["head_dim_v"] == dv and r["causal"] == int(causal) and r["seqlen_q"] == s)
+                print(f"d=({dqk},{dv}) causal={int(causal)} s={s:5d} b={b:2d} h={heads}: {line}  "
+                      f"max|zyfa-sdpa|={diff:.3g}", flush=True)
+                del q, k, v, out, lse, qt, kt, vt
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(2, len(dims), figsize=(4.5 * len(dims), 7), squeeze=False)
+        for j, (dqk, dv) in enumerate(dims):
+            for i, causal in enumerate((1, 0)):
+                ax = axes[i][j]
+                for impl in ("zyfa", "sdpa_flash", "sdpa_cudnn"):
+                    pts = [(r["seqlen_q"], float(r["tflops"])) for r in rows if r["impl"] == impl and
+                           r["head_dim_qk"] == dqk and r["head_dim_v"] == dv and r["causal"] == causal]
+                    if pts:
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+                ax.set_xscale("log", base=2)
+                ax.set_title(f"d=({dqk},{dv}) {'causal' if causal else 'non-causal'}")
+                ax.set_xlabel("seqlen (16K tokens total)")
+                ax.set_ylabel("TFLOP/s")
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize=8)
+        fig.suptitle(f"BF16 attention forward, {dev}, {date}")
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "bench.png"), dpi=90)
+    except Exception as e:
+        print("plot failed:", e)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/run_h200.sh -- ONE device call on the lent H200: build, GPU tests, compute-sanitizer, benchmark.
+#   bash bench/run_h200.sh [quick]      (outputs under $OUT, default /tmp/zyfa_out)
+# Needs: nvcc 13 (sm_90a), python3 with torch (CUDA), compute-sanitizer; doctest.h under .carry/doctest/
+# (carried from this machine's /usr/include/doctest, doctest-dev 2.4.9).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/zyfa_out}
+mkdir -p "$OUT" build-gpu
+MODE=${1:-full}
+export PYTHONUNBUFFERED=1
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  nvcc --version | tail -2
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.backends.cudnn.version())'
+} 2>&1 | tee "$OUT/env.txt"
+
+# Build the test program and the torch extension in parallel.
+(nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -I.carry \
+   tests/gpu/test_flash_attn.cu -o build-gpu/test_flash_attn > "$OUT/build_test.log" 2>&1; echo "test build rc=$?" >> "$OUT/build_test.log") &
+(python3 bench/bench_h200.py --out "$OUT" --build-only > "$OUT/build_ext.log" 2>&1; echo "ext build rc=$?" >> "$OUT/build_ext.log") &
+wait
+tail -3 "$OUT/build_test.log"; tail -3 "$OUT/build_ext.log"
+grep -E "registers|spill" "$OUT/build_test.log" | sort | uniq -c | head -20
+
+# GPU tests (every element vs fp64, edge cases, 100 bitwise repeats).
+timeout 240 ./build-gpu/test_flash_attn 2>&1 | tee "$OUT/test.log" | tail -60
+echo "gpu test rc=${PIPESTATUS[0]}"
+
+# compute-sanitizer on the small subset.
+for tool in memcheck racecheck; do
+  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/test_flash_attn -tc='small*' \
+    > "$OUT/san.tmp" 2>&1
+  echo "compute-sanitizer $tool rc=$?" | tee -a "$OUT/sanitizer.log"; cat "$OUT/san.tmp" >> "$OUT/sanitizer.log"
+  tail -4 "$OUT/san.tmp"; rm -f "$OUT/san.tmp"
+done
+
+# Benchmark (same process, same inputs: zyfa, SDPA flash, SDPA cuDNN).
+if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
+timeout 300 python3 bench/bench_h200.py --out "$OUT" $BQ 2>&1 | tee "$OUT/bench.log"
+echo "bench rc=${PIPESTATUS[0]}"

@@ -1,0 +1,213 @@
+// zyfa/arch/sm90.hpp -- NVIDIA sm_90 (H100/H200) matrix-op wrappers and the warp tile of the BF16 kernels.
+//
+// Instructions (PTX ISA 8.x, "Warp-level matrix instructions"): mma.sync.aligned.m16n8k16.row.col.f32.bf16
+// (introduced with sm_80, runs on sm_90's tensor cores), ldmatrix.sync.aligned.m8n8.x4[.trans].b16,
+// cp.async.cg.shared.global (16 bytes, zero-fill through src-size), ex2.approx.ftz.f32.
+// Fragment layouts are the PTX ISA's "Matrix Fragments for mma.m16n8k16" tables; lane l = 4*g + t with
+// g = l/4 (group), t = l%4 (thread in group):
+//   A (16x16, row-major): a0a1 = (row g,   k 2t..2t+1)   a2a3 = (row g+8, k 2t..2t+1)
+//                         a4a5 = (row g,   k 2t+8..+9)   a6a7 = (row g+8, k 2t+8..+9)
+//   B (16x8,  "col"):     b0b1 = (k 2t..2t+1, col g)     b2b3 = (k 2t+8..+9, col g)
+//   C (16x8, fp32):       c0c1 = (row g, col 2t..2t+1)   c2c3 = (row g+8, col 2t..2t+1)
+// This is the FlashAttention-2 arrangement (Dao 2023, arXiv:2307.08691): Q.K^T's C fragments are reused
+// as the A fragments of P.V without leaving registers.
+// Only compiled by nvcc (ZYFA_PLATFORM_CUDA); the mma/ldmatrix/cp.async forms need sm_80 or newer.
+#pragma once
+#include <cstdint>
+
+#include "../platform/platform.hpp"
+#include "../kernels/smem_layout.hpp"
+
+#if ZYFA_PLATFORM_CUDA
+
+namespace zyfa::arch::sm90 {
+
+/// Shared-memory address (32-bit, .shared window) of a generic pointer to shared memory.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// 16-byte global -> shared copy, asynchronous (cp.async.cg: L2 only). `valid == false` writes 16 zero
+/// bytes and reads nothing (src-size 0); `src` must still be a valid global address.
+__device__ __forceinline__ void copy16_async(void* smem_dst, const void* gmem_src, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)),
+               "l"(gmem_src), "r"(src_bytes));
+}
+/// Closes the group of cp.async issued since the last commit.
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+/// Waits until every committed cp.async group of this thread has landed in shared memory.
+__device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+/// Four 8x8 b16 matrices from shared memory; lane l gives the (.shared window) row address of matrix l/8,
+/// row l%8.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t row_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row_addr));
+}
+/// As ldmatrix_x4, each matrix transposed (gives B fragments of a row-major [k][n] tile).
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t row_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row_addr));
+}
+
+/// D = A.B + D for one 16x8x16 bf16 tile with fp32 accumulators (layouts in the file comment).
+__device__ __forceinline__ void mma_bf16_16x8x16(float& c0, float& c1, float& c2, float& c3,
+                                                 const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                 std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// The lane index read inside the loop (volatile: keeps the compiler from hoisting every swizzled ldmatrix
+/// address out of the key loop, which costs ~40 live registers and makes ptxas spill).
+__device__ __forceinline__ int lane_volatile() {
+  int l;
+  asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(l));
+  return l;
+}
+
+/// Two floats -> packed bf16x2 (round to nearest even); `lo` in bits 0..15.
+__device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// 2^x (ex2.approx.ftz: ~2 ulp, subnormal results flushed to 0, exp2(-inf) = +0).
+__device__ __forceinline__ float exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// The warp tile of the BF16 forward kernel on sm_90 with mma.sync m16n8k16.
+///
+/// A block of `Warps` warps owns `BlockM` query rows; warp w owns rows [w*BlockM/Warps, (w+1)*BlockM/Warps)
+/// as `kMT` 16-row MMA tiles. Q stays in shared memory and is read with ldmatrix at every k-step (as in
+/// FlashAttention-2 for head_dim >= 128; it keeps the register budget for the O accumulator).
+/// Accumulators are indexed [thread row r][element i]:
+///   S (scores, BlockN keys): r in [0, 2*kMT), i in [0, BlockN/4); O: i in [0, DV/4).
+/// Elements i and i+1 (i even) of a row are adjacent columns (epilogue writes them as one bf16x2).
+template <int BlockM, int BlockN, int DQK, int DV, int Warps>
+struct WarpTile {
+  static constexpr int kWarpThreads = 32;
+  static constexpr int kWarpRows = BlockM / Warps;
+  static_assert(BlockM % Warps == 0 && kWarpRows % 16 == 0,
+                "sm90: BlockM / Warps (query rows per warp) must be a multiple of 16, the M of mma m16n8k16.");
+  static_assert(BlockN % 16 == 0, "sm90: BlockN (keys per tile) must be a multiple of 16 (one ldmatrix.x4).");
+  static_assert(DQK % 16 == 0, "sm90: head_dim_qk must be a multiple of 16 (the K of mma m16n8k16).");
+  static_assert(DV % 16 == 0, "sm90: head_dim_v must be a multiple of 16 (two n8 tiles per ldmatrix.x4).");
+  static constexpr int kMT = kWarpRows / 16;
+  static constexpr int kRowsPerThread = 2 * kMT;
+  static constexpr int kSCols = BlockN / 4;
+  static constexpr int kOCols = DV / 4;
+  static constexpr bool kQInSmem = true;
+  struct QFrag {};  // Q is read from shared memory at each k-step
+
+  using QLayout = kernels::SwizzledTile<BlockM, DQK>;
+  using KLayout = kernels::SwizzledTile<BlockN, DQK>;
+  using VLayout = kernels::SwizzledTile<BlockN, DV>;
+
+  /// Query row (within the block) of thread row r.
+  __device__ static int row_of(int warp, int lane, int r) {
+    return warp * kWarpRows + (r / 2) * 16 + (r % 2) * 8 + lane / 4;
+  }
+  /// Key (within the key tile) of S element i; also the dv index of O element i.
+  __device__ static int col_of(int lane, int i) { return (i / 2) * 8 + 2 * (lane % 4) + (i % 2); }
+  /// True for the one lane per row that writes softmax_lse.
+  __device__ static bool is_row_leader(int lane) { return lane % 4 == 0; }
+
+  __device__ static float row_max(float x) {
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+  }
+  __device__ static float row_sum(float x) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  __device__ static float exp2(float x) { return sm90::exp2(x); }
+
+  /// Q comes from shared memory; nothing to preload.
+  __device__ static void load_q(QFrag&, const std::uint16_t*, std::int64_t, int, int, int) {}
+
+  /// s = Q.K^T for this warp's rows and the BlockN keys of the tile in `sk`.
+  __device__ static void qk(float (&s)[kRowsPerThread][kSCols], const QFrag&, const std::uint16_t* sq,
+                            const std::uint16_t* sk, int warp, int lane) {
+#pragma unroll
+    for (int r = 0; r < kRowsPerThread; ++r)
+#pragma unroll
+      for (int i = 0; i < kSCols; ++i) s[r][i] = 0.0f;
+    const std::uint32_t q_base = smem_addr(sq), k_base = smem_addr(sk);
+    lane = lane_volatile();
+#pragma unroll
+    for (int ks = 0; ks < DQK / 16; ++ks) {
+      std::uint32_t a[kMT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        ldmatrix_x4(a[mt], q_base + 2 * QLayout::offset(warp * kWarpRows + mt * 16 + lane % 16, ks * 16 + (lane / 16) * 8));
+#pragma unroll
+      for (int p = 0; p < BlockN / 16; ++p) {
+        std::uint32_t b[4];
+        ldmatrix_x4(b, k_base + 2 * KLayout::offset(p * 16 + (lane / 16) * 8 + lane % 8, ks * 16 + ((lane / 8) % 2) * 8));
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          mma_bf16_16x8x16(s[2 * mt][4 * p], s[2 * mt][4 * p + 1], s[2 * mt + 1][4 * p], s[2 * mt + 1][4 * p + 1],
+                           a[mt], b[0], b[1]);
+          mma_bf16_16x8x16(s[2 * mt][4 * p + 2], s[2 * mt][4 * p + 3], s[2 * mt + 1][4 * p + 2],
+                           s[2 * mt + 1][4 * p + 3], a[mt], b[2], b[3]);
+        }
+      }
+    }
+  }
+
+  /// o += P.V with P = the probabilities in `p` (fp32, rounded to bf16 here) and V the tile in `sv`.
+  __device__ static void pv(float (&o)[kRowsPerThread][kOCols], const float (&p)[kRowsPerThread][kSCols],
+                            const std::uint16_t* sv, int lane) {
+    const std::uint32_t v_base = smem_addr(sv);
+    lane = lane_volatile();
+#pragma unroll
+    for (int kk = 0; kk < BlockN / 16; ++kk) {
+      std::uint32_t a[kMT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        a[mt][0] = pack_bf16x2(p[2 * mt][4 * kk], p[2 * mt][4 * kk + 1]);
+        a[mt][1] = pack_bf16x2(p[2 * mt + 1][4 * kk], p[2 * mt + 1][4 * kk + 1]);
+        a[mt][2] = pack_bf16x2(p[2 * mt][4 * kk + 2], p[2 * mt][4 * kk + 3]);
+        a[mt][3] = pack_bf16x2(p[2 * mt + 1][4 * kk + 2], p[2 * mt + 1][4 * kk + 3]);
+      }
+#pragma unroll
+      for (int q = 0; q < DV / 16; ++q) {
+        std::uint32_t b[4];
+        ldmatrix_x4_trans(b, v_base + 2 * VLayout::offset(kk * 16 + ((lane / 8) % 2) * 8 + lane % 8, (2 * q + lane / 16) * 8));
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          mma_bf16_16x8x16(o[2 * mt][4 * q], o[2 * mt][4 * q + 1], o[2 * mt + 1][4 * q], o[2 * mt + 1][4 * q + 1],
+                           a[mt], b[0], b[1]);
+          mma_bf16_16x8x16(o[2 * mt][4 * q + 2], o[2 * mt][4 * q + 3], o[2 * mt + 1][4 * q + 2],
+                           o[2 * mt + 1][4 * q + 3], a[mt], b[2], b[3]);
+        }
+      }
+    }
+  }
+
+  /// `x` through a volatile move: values derived from it are recomputed where used instead of being hoisted
+  /// out of the key loop and kept live (register pressure; see lane_volatile).
+  __device__ static int opaque(int x) {
+    int y;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(y) : "r"(x));
+    return y;
+  }
+  __device__ static void copy16(void* dst, const void* src, bool valid) { copy16_async(dst, src, valid); }
+  __device__ static void commit() { copy_commit(); }
+  __device__ static void wait_all() { copy_wait_all(); }
+};
+
+}  // namespace zyfa::arch::sm90
+
+#endif  // ZYFA_PLATFORM_CUDA

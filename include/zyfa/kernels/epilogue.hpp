@@ -1,0 +1,45 @@
+// zyfa/kernels/epilogue.hpp -- normalizes the O accumulator, writes out (bf16) and softmax_lse (fp32).
+//
+// out[row] = O[row] / l[row]; softmax_lse[row] = ln(sum_j exp(scale * s_j)) = (m * scale_log2 + log2(l)) * ln 2.
+// A row that saw no key (l == 0) gets out = 0 exactly and lse = -inf (AttentionOptions::causal).
+#pragma once
+#include <cstdint>
+
+#include "../platform/platform.hpp"
+#include "fwd_args.hpp"
+#include "online_softmax.hpp"
+
+namespace zyfa::kernels {
+
+/// float -> bf16 bit pattern, round to nearest even (NaN is not expected here: inputs are finite).
+__device__ __forceinline__ std::uint32_t bf16_bits_rne(float x) {
+  const std::uint32_t u = __builtin_bit_cast(std::uint32_t, x);
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+/// Writes this thread's rows. `o_tile` points to out row 0 of the block (batch/head applied), `lse_tile`
+/// to softmax_lse of row 0 of the block (nullptr: not written). Rows >= rows_valid are skipped.
+template <class Tile, int Rows, int OC>
+__device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Rows>& sm, std::uint16_t* o_tile,
+                             std::int64_t o_row_stride, float* lse_tile, int rows_valid, float scale_log2,
+                             int warp, int lane) {
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const float l = Tile::row_sum(sm.l[r]);
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const int row = Tile::row_of(warp, lane, r);
+    if (row >= rows_valid) continue;
+    std::uint16_t* dst = o_tile + static_cast<std::int64_t>(row) * o_row_stride;
+#pragma unroll
+    for (int i = 0; i < OC; i += 2) {
+      const std::uint32_t packed = bf16_bits_rne(o[r][i] * inv) | (bf16_bits_rne(o[r][i + 1] * inv) << 16);
+      *reinterpret_cast<std::uint32_t*>(dst + Tile::col_of(lane, i)) = packed;
+    }
+    if (lse_tile != nullptr && Tile::is_row_leader(lane)) {
+      lse_tile[row] = l > 0.0f ? (sm.m[r] * scale_log2 + zyfa::dev::log2f_fast(l)) * 0.69314718055994531f
+                               : -__builtin_huge_valf();
+    }
+  }
+}
+
+}  // namespace zyfa::kernels

@@ -1,0 +1,140 @@
+// zyfa/kernels/fwd_kernel.hpp -- the BF16 causal/non-causal forward attention kernel (one template for
+// sm_90 and AMD CDNA; the arch differences live in Config::Tile, arch/*.hpp).
+//
+// One block computes BlockM query rows of one (batch, head): FlashAttention-2's forward loop (Dao 2023,
+// arXiv:2307.08691) -- Q tile (shared memory on sm_90, VGPRs on AMD), K and V tiles in shared memory/LDS,
+// S = Q.K^T and the online softmax in registers, O += P.V in registers, one pass over the keys.
+// Pipelining (sm_90, cp.async; FlashAttention-2's order): V[n] is loaded while S[n] is computed, K[n-1] while
+// the softmax and P.V[n] run; two barriers per key tile. AMD copies synchronously (simple, emulator-friendly).
+// Keys are visited from the last visible tile down to the first, so the tiles that need masking (the
+// causal diagonal, the seqlen_k tail) come first and the rest run the unmasked path.
+// Grid: one linear x dimension (limit 2^31-1, never the 65,535 of y/z): block b -> m-block-reversed index
+// b / (batch*num_heads), (batch, head) = b % (batch*num_heads). The heaviest causal row blocks (the last ones)
+// are launched first. GQA/MQA: head h reads key/value head h / group_size.
+// Memory: inputs and outputs only -- no workspace, never a seqlen_q x seqlen_k buffer.
+#pragma once
+#include <cstdint>
+
+#include "../platform/platform.hpp"
+#include "device_math.hpp"
+#include "config.hpp"
+#include "epilogue.hpp"
+#include "fwd_args.hpp"
+#include "online_softmax.hpp"
+#include "tile_copy.hpp"
+
+#if !ZYFA_PLATFORM_HOST
+
+namespace zyfa::kernels {
+
+/// Number of key tiles (of BlockN) visible to the query rows [m0, m0 + BlockM): 0 when every row of the
+/// block sees no key (causal with seqlen_q > seqlen_k).
+template <int BlockM, int BlockN>
+__device__ __forceinline__ int visible_key_tiles(const FwdArgs& a, int m0) {
+  int n_end = (a.seqlen_k + BlockN - 1) / BlockN;
+  if (a.causal) {
+    const std::int64_t last_key = static_cast<std::int64_t>(m0) + BlockM - 1 + a.causal_offset;  // of the last row
+    if (last_key < 0) return 0;
+    const std::int64_t n_causal = last_key / BlockN + 1;
+    if (n_causal < n_end) n_end = static_cast<int>(n_causal);
+  }
+  return n_end;
+}
+
+template <class Config>
+__global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) {
+  using Tile = typename Config::Tile;
+  constexpr int kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
+  constexpr int kDQK = Config::kDQK, kDV = Config::kDV, kThreads = Config::kThreads;
+  constexpr int R = Tile::kRowsPerThread, SC = Tile::kSCols, OC = Tile::kOCols;
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  std::uint16_t* sq = reinterpret_cast<std::uint16_t*>(smem_raw);
+  std::uint16_t* sk = sq + Config::kQSmemBytes / 2;
+  std::uint16_t* sv = sk + SwizzledTile<kBlockN, kDQK>::kElems;
+
+  const int tid = static_cast<int>(zyfa::dev::thread_idx_x());
+  const int warp = tid / Tile::kWarpThreads;
+  const int lane = tid % Tile::kWarpThreads;
+
+  // Block -> (m block, batch, head); heaviest (last) m blocks first.
+  const int bh_count = a.batch * a.num_heads;
+  const int bid = static_cast<int>(zyfa::dev::block_idx_x());
+  const int bh = bid % bh_count;
+  const int m_block = a.num_m_blocks - 1 - bid / bh_count;
+  const int b = bh / a.num_heads, h = bh % a.num_heads, hk = h / a.group_size;
+  const int m0 = m_block * kBlockM;
+  const int rows_valid = imin_(kBlockM, a.seqlen_q - m0);
+
+  const std::uint16_t* gq = a.q + b * a.q_batch_stride + h * a.q_head_stride + m0 * a.q_row_stride;
+  const std::uint16_t* gk = a.k + b * a.k_batch_stride + hk * a.k_head_stride;
+  const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
+  std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride + m0 * a.o_row_stride;
+  float* glse = a.lse == nullptr ? nullptr
+                                 : a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q + m0;
+
+  float o[R][OC];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int i = 0; i < OC; ++i) o[r][i] = 0.0f;
+  OnlineSoftmax<Tile, R> sm;
+  sm.init();
+
+  const int n_tiles = visible_key_tiles<kBlockM, kBlockN>(a, m0);
+  if (n_tiles > 0) {
+    typename Tile::QFrag qf;
+    if constexpr (Tile::kQInSmem) copy_tile<Tile, kThreads, kBlockM, kDQK>(sq, gq, a.q_row_stride, rows_valid, tid);
+    {
+      const int n = n_tiles - 1;
+      copy_tile<Tile, kThreads, kBlockN, kDQK>(sk, gk + static_cast<std::int64_t>(n) * kBlockN * a.k_row_stride,
+                                               a.k_row_stride, a.seqlen_k - n * kBlockN, tid);
+      Tile::commit();
+    }
+    if constexpr (!Tile::kQInSmem) Tile::load_q(qf, gq, a.q_row_stride, rows_valid, warp, lane);
+
+#pragma unroll 1
+    for (int n = n_tiles - 1; n >= 0; --n) {
+      const int n0 = n * kBlockN;
+      const int tid_l = Tile::opaque(tid);
+      Tile::wait_all();
+      zyfa::dev::sync_threads();  // K[n] (and Q) visible; every warp is done with V[n+1]
+      copy_tile<Tile, kThreads, kBlockN, kDV>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
+                                              a.v_row_stride, a.seqlen_k - n0, tid_l);
+      Tile::commit();
+
+      float s[R][SC];
+      Tile::qk(s, qf, sq, sk, warp, lane);
+
+      // Mask keys past seqlen_k and (causal) keys right of the diagonal; only tiles that cross them.
+      const bool tail = n0 + kBlockN > a.seqlen_k;
+      const bool diag = a.causal && (n0 + kBlockN - 1 > m0 + a.causal_offset);
+      if (tail || diag) {
+        const int lane_l = Tile::opaque(lane);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const int row = m0 + Tile::row_of(warp, lane_l, r);
+          const int limit = a.causal ? imin_(a.seqlen_k - 1, row + a.causal_offset) : a.seqlen_k - 1;
+#pragma unroll
+          for (int i = 0; i < SC; ++i)
+            if (n0 + Tile::col_of(lane_l, i) > limit) s[r][i] = -__builtin_huge_valf();
+        }
+      }
+
+      Tile::wait_all();
+      zyfa::dev::sync_threads();  // V[n] visible; every warp is done with K[n]
+      if (n > 0) {
+        copy_tile<Tile, kThreads, kBlockN, kDQK>(sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride,
+                                                 a.k_row_stride, kBlockN, tid_l);
+        Tile::commit();
+      }
+      sm.update(s, o, a.scale_log2);
+      Tile::pv(o, s, sv, lane);
+    }
+  }
+  store_output<Tile, R, OC>(o, sm, go, a.o_row_stride, glse, rows_valid, a.scale_log2, warp, lane);
+}
+
+}  // namespace zyfa::kernels
+
+#endif  // !ZYFA_PLATFORM_HOST

@@ -1,0 +1,56 @@
+// zyfa/kernels/online_softmax.hpp -- FlashAttention-2's online softmax on a thread's accumulator rows.
+//
+// Algorithm: Dao, "FlashAttention-2" (arXiv:2307.08691), Algorithm 1. Per query row the running max m (of
+// the raw scores) and a thread-partial running sum l of exp2 values are kept; the scale is folded into the
+// log2 domain: p = exp2(s * scale_log2 - m * scale_log2) with scale_log2 = softmax_scale * log2(e), one FMA
+// per score. When m grows, l and the O accumulator are multiplied by exp2((m_old - m_new) * scale_log2).
+// Rows that have seen no key yet keep m = -inf; the exponent base is then taken as 0 so that no
+// (-inf) - (-inf) = NaN appears and every p is exp2(-inf) = 0.
+// `Tile` supplies row_max/row_sum (cross-lane reductions over the lanes sharing a row) and exp2.
+#pragma once
+#include "../platform/platform.hpp"
+#include "device_math.hpp"
+
+namespace zyfa::kernels {
+
+template <class Tile, int Rows>
+struct OnlineSoftmax {
+  float m[Rows];  ///< running max of the raw scores (not scaled), -inf before the first visible key
+  float l[Rows];  ///< this thread's part of the running sum of exp2 values
+
+  __device__ void init() {
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      m[r] = -__builtin_huge_valf();
+      l[r] = 0.0f;
+    }
+  }
+
+  /// Turns the scores `s` of one key tile into probabilities (in place, fp32, relative to the new max) and
+  /// rescales `o` to the new max.
+  template <int SC, int OC>
+  __device__ void update(float (&s)[Rows][SC], float (&o)[Rows][OC], float scale_log2) {
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      float mx = m[r];
+#pragma unroll
+      for (int i = 0; i < SC; ++i) mx = fmax_(mx, s[r][i]);
+      mx = Tile::row_max(mx);
+      const float base = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale_log2;
+      const float corr = Tile::exp2(m[r] * scale_log2 - base);  // exp2(-inf) = 0 on the first tile
+      m[r] = mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < SC; ++i) {
+        const float p = Tile::exp2(fma_(s[r][i], scale_log2, -base));
+        s[r][i] = p;
+        sum += p;
+      }
+      l[r] = l[r] * corr + sum;
+#pragma unroll
+      for (int i = 0; i < OC; ++i) o[r][i] *= corr;
+    }
+  }
+};
+
+}  // namespace zyfa::kernels

@@ -1,0 +1,33 @@
+// zyfa/kernels/tile_copy.hpp -- cooperative copy of a Rows x Cols bf16 tile from global to shared memory.
+//
+// Every thread of the block copies 16-byte chunks (Tile::copy16: cp.async on sm_90, a plain 16-byte
+// load/store on AMD) into the swizzled layout of smem_layout.hpp. Rows >= rows_valid are zero-filled (tails:
+// a zero K row gives a score that is masked anyway, a zero V row keeps 0 * garbage from producing NaN).
+// Global offsets are 64-bit (row * row_stride in int64).
+#pragma once
+#include <cstdint>
+
+#include "../platform/platform.hpp"
+#include "smem_layout.hpp"
+
+namespace zyfa::kernels {
+
+template <class Tile, int Threads, int Rows, int Cols>
+__device__ __forceinline__ void copy_tile(std::uint16_t* smem, const std::uint16_t* gmem, std::int64_t row_stride,
+                                          int rows_valid, int tid) {
+  using Layout = SwizzledTile<Rows, Cols>;
+  constexpr int kChunks = Rows * Layout::kChunks;
+#pragma unroll
+  for (int it = 0; it < (kChunks + Threads - 1) / Threads; ++it) {
+    const int idx = it * Threads + tid;
+    if (kChunks % Threads == 0 || idx < kChunks) {
+      const int row = idx / Layout::kChunks;
+      const int col = (idx % Layout::kChunks) * 8;
+      const bool valid = row < rows_valid;
+      const std::uint16_t* src = valid ? gmem + static_cast<std::int64_t>(row) * row_stride + col : gmem;
+      Tile::copy16(smem + Layout::offset(row, col), src, valid);
+    }
+  }
+}
+
+}  // namespace zyfa::kernels

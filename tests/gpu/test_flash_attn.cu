@@ -1,0 +1,382 @@
+// tests/gpu/test_flash_attn.cu -- GPU tests of zyfa::flash_attn_func (BF16) against the fp64 reference.
+//
+// Run on a machine with an NVIDIA GPU (bench/run_h200.sh builds and runs it on the lent H200):
+//   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude -I<dir with doctest/doctest.h> \
+//        tests/gpu/test_flash_attn.cu -o test_flash_attn && ./test_flash_attn
+// Test cases whose name starts with "small" are the subset run under compute-sanitizer (-tc='small*').
+//
+// Every case draws fresh random bf16 inputs (normal, sigma 1), poisons out and softmax_lse with NaN before the
+// call, and checks EVERY element: |out - ref| <= kAtol + kRtol * |ref| and |lse - ref_lse| <= kLseAtol, where ref
+// is fp64 attention on the same bf16 inputs. Rows that see no key must give out == 0 exactly and lse == -inf.
+// Tolerances: bf16 output rounding is 2^-9 relative, P is rounded to bf16 before P.V (relative 2^-9 per
+// probability, errors averaging out over keys): kAtol = 4e-3, kRtol = 1e-2 leave ~2x margin over what the
+// arithmetic allows for N(0,1) inputs; LSE is computed in fp32 from fp32 scores: kLseAtol = 2e-3.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <zyfa/flash_attn.hpp>
+
+#include "reference.hpp"
+
+namespace {
+
+constexpr double kAtol = 4e-3, kRtol = 1e-2, kLseAtol = 2e-3;
+
+#define CUDA_OK(x)                                                                        \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) FAIL((std::string(#x) + ": " + cudaGetErrorString(e_)));       \
+  } while (0)
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(std::random_device{}());
+  return g;
+}
+
+struct Case {
+  int batch = 1, seqlen_q = 128, seqlen_k = 128, heads = 4, heads_k = 4, dqk = 128, dv = 128;
+  bool causal = false;
+  bool with_lse = true;
+  int pad = 0;  ///< extra elements per (row, head) slot: strided, non-contiguous views
+  bool packed_qkv = false;  ///< q, k, v as slices of one [b, s, 3, h, d] tensor (needs seqlen_q == seqlen_k, equal dims)
+};
+
+std::string describe(const Case& c) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "b=%d sq=%d sk=%d h=%d hk=%d d=(%d,%d) causal=%d lse=%d pad=%d packed=%d", c.batch,
+                c.seqlen_q, c.seqlen_k, c.heads, c.heads_k, c.dqk, c.dv, c.causal, c.with_lse, c.pad, c.packed_qkv);
+  return buf;
+}
+
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { REQUIRE(cudaMalloc(&p, bytes) == cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Tensors {
+  // host copies (full allocations) and views
+  std::vector<std::uint16_t> hq, hk, hv;
+  zyfa_test::HostView vq{}, vk{}, vv{};
+  zyfa::TensorRef q, k, v, out;
+  std::int64_t out_elems = 0, lse_elems = 0;
+};
+
+std::vector<std::uint16_t> random_bf16(size_t n) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<std::uint16_t> x(n);
+  for (auto& e : x) e = zyfa_test::float_to_bf16(nd(rng()));
+  return x;
+}
+
+/// Runs one case: returns the number of failing elements (and prints the worst).
+int run_case(const Case& c, int repeats_bitwise = 0) {
+  INFO(describe(c));
+  const int b = c.batch, sq = c.seqlen_q, sk = c.seqlen_k, h = c.heads, hk = c.heads_k, dqk = c.dqk, dv = c.dv;
+  // Layouts (elements). Either separate tensors with per-slot padding, or one packed [b, s, 3, h, d].
+  std::int64_t q_rs, q_hs, q_bs, k_rs, k_hs, k_bs, v_rs, v_hs, v_bs;
+  size_t q_n, k_n, v_n;
+  std::vector<std::uint16_t> host_all;
+  std::int64_t k_off = 0, v_off = 0;
+  if (c.packed_qkv) {
+    REQUIRE((sq == sk && h == hk && dqk == dv));
+    q_hs = k_hs = v_hs = dqk;
+    q_rs = k_rs = v_rs = 3LL * h * dqk;
+    q_bs = k_bs = v_bs = q_rs * sq;
+    q_n = static_cast<size_t>(q_bs) * b;
+    k_n = v_n = 0;
+    k_off = static_cast<std::int64_t>(h) * dqk;
+    v_off = 2LL * h * dqk;
+  } else {
+    q_hs = dqk + c.pad;
+    q_rs = q_hs * h + c.pad;
+    q_bs = q_rs * sq + c.pad;
+    k_hs = dqk + c.pad;
+    k_rs = k_hs * hk + c.pad;
+    k_bs = k_rs * sk + c.pad;
+    v_hs = dv + c.pad;
+    v_rs = v_hs * hk + c.pad;
+    v_bs = v_rs * sk + c.pad;
+    q_n = static_cast<size_t>(q_bs) * b;
+    k_n = static_cast<size_t>(k_bs) * b;
+    v_n = static_cast<size_t>(v_bs) * b;
+  }
+  const size_t total = q_n + k_n + v_n;
+  host_all = random_bf16(total);
+  if (!c.packed_qkv) {
+    k_off = static_cast<std::int64_t>(q_n);
+    v_off = static_cast<std::int64_t>(q_n + k_n);
+  }
+  DeviceBuffer d_in(total * 2);
+  CUDA_OK(cudaMemcpy(d_in.p, host_all.data(), total * 2, cudaMemcpyHostToDevice));
+  auto* base = static_cast<std::uint16_t*>(d_in.p);
+
+  const size_t out_n = static_cast<size_t>(b) * sq * h * dv, lse_n = static_cast<size_t>(b) * h * sq;
+  DeviceBuffer d_out(out_n * 2), d_lse(lse_n * 4);
+
+  zyfa::TensorRef q, k, v, out;
+  auto set = [](zyfa::TensorRef& t, void* p, int B, int S, int H, int D, std::int64_t bs, std::int64_t rs,
+                std::int64_t hs) {
+    t.data = p;
+    t.dtype = zyfa::DType::bf16;
+    t.shape[0] = B;
+    t.shape[1] = S;
+    t.shape[2] = H;
+    t.shape[3] = D;
+    t.stride[0] = bs;
+    t.stride[1] = rs;
+    t.stride[2] = hs;
+    t.stride[3] = 1;
+  };
+  set(q, base, b, sq, h, dqk, q_bs, q_rs, q_hs);
+  set(k, base + k_off, b, sk, hk, dqk, k_bs, k_rs, k_hs);
+  set(v, base + v_off, b, sk, hk, dv, v_bs, v_rs, v_hs);
+  out = zyfa::TensorRef::contiguous(d_out.p, zyfa::DType::bf16, b, sq, h, dv);
+  zyfa::AttentionOptions opt;
+  opt.causal = c.causal;
+  float* lse = c.with_lse ? static_cast<float*>(d_lse.p) : nullptr;
+
+  // Poison: bf16 NaN (0x7FC0 pairs) and fp32 NaN.
+  CUDA_OK(cudaMemset(d_out.p, 0x7F, out_n * 2));
+  CUDA_OK(cudaMemset(d_lse.p, 0xFF, lse_n * 4));
+  zyfa::Status st = zyfa::flash_attn_func(q, k, v, out, lse, opt, nullptr);
+  REQUIRE_MESSAGE(st.ok(), st.message);
+  CUDA_OK(cudaDeviceSynchronize());
+  std::vector<std::uint16_t> h_out(out_n);
+  std::vector<float> h_lse(lse_n);
+  CUDA_OK(cudaMemcpy(h_out.data(), d_out.p, out_n * 2, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(h_lse.data(), d_lse.p, lse_n * 4, cudaMemcpyDeviceToHost));
+
+  // Reference on the same bf16 values.
+  std::vector<double> ref, ref_lse;
+  const zyfa_test::HostView vq{host_all.data(), q_bs, q_rs, q_hs};
+  const zyfa_test::HostView vk{host_all.data() + k_off, k_bs, k_rs, k_hs};
+  const zyfa_test::HostView vv{host_all.data() + v_off, v_bs, v_rs, v_hs};
+  zyfa_test::reference_attention(vq, vk, vv, b, sq, sk, h, hk, dqk, dv, 1.0 / std::sqrt(static_cast<double>(dqk)),
+                                 c.causal, ref, ref_lse);
+  int bad = 0;
+  double worst = 0, max_abs = 0;
+  size_t worst_i = 0;
+  for (size_t i = 0; i < out_n; ++i) {
+    const double got = zyfa_test::bf16_to_double(h_out[i]);
+    const size_t row = i / dv;  // (b, s, h) flattened
+    const int bb = static_cast<int>(row / (static_cast<size_t>(sq) * h));
+    const int s = static_cast<int>((row / h) % sq);
+    const int hh = static_cast<int>(row % h);
+    const bool empty = std::isinf(ref_lse[(static_cast<size_t>(bb) * h + hh) * sq + s]);
+    const double err = std::fabs(got - ref[i]);
+    const bool ok = empty ? (h_out[i] == 0) : (std::isfinite(got) && err <= kAtol + kRtol * std::fabs(ref[i]));
+    if (!ok) ++bad;
+    if (!(err <= max_abs)) max_abs = err;
+    const double ratio = err / (kAtol + kRtol * std::fabs(ref[i]));
+    if (!(ratio <= worst)) {
+      worst = ratio;
+      worst_i = i;
+    }
+  }
+  int bad_lse = 0;
+  double max_lse = 0;
+  if (c.with_lse) {
+    for (size_t i = 0; i < lse_n; ++i) {
+      const bool empty = std::isinf(ref_lse[i]);
+      const bool ok = empty ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
+                            : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
+      if (!ok) ++bad_lse;
+      if (!empty && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
+    }
+  }
+  std::printf("case %-80s max|err| %.3g (worst %.2f of tol at %zu)  max|lse err| %.3g  bad %d/%zu lse-bad %d\n",
+              describe(c).c_str(), max_abs, worst, worst_i, max_lse, bad, out_n, bad_lse);
+  CHECK(bad == 0);
+  CHECK(bad_lse == 0);
+
+  // Determinism: the same inputs `repeats_bitwise` more times, bitwise identical out and lse.
+  int differ = 0;
+  for (int r = 0; r < repeats_bitwise; ++r) {
+    CUDA_OK(cudaMemset(d_out.p, 0x7F, out_n * 2));
+    CUDA_OK(cudaMemset(d_lse.p, 0xFF, lse_n * 4));
+    st = zyfa::flash_attn_func(q, k, v, out, lse, opt, nullptr);
+    REQUIRE(st.ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> o2(out_n);
+    std::vector<float> l2(lse_n);
+    CUDA_OK(cudaMemcpy(o2.data(), d_out.p, out_n * 2, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(l2.data(), d_lse.p, lse_n * 4, cudaMemcpyDeviceToHost));
+    if (std::memcmp(o2.data(), h_out.data(), out_n * 2) != 0) ++differ;
+    if (c.with_lse && std::memcmp(l2.data(), h_lse.data(), lse_n * 4) != 0) ++differ;
+  }
+  if (repeats_bitwise > 0) std::printf("  %d repeated runs: %d differ bitwise\n", repeats_bitwise, differ);
+  CHECK(differ == 0);
+  return bad + bad_lse;
+}
+
+const int kHeadDims[4][2] = {{64, 64}, {128, 128}, {256, 256}, {192, 128}};
+
+}  // namespace
+
+TEST_CASE("small: built-in head dims, causal and not, tails") {
+  for (auto& hd : kHeadDims)
+    for (bool causal : {false, true}) {
+      Case c;
+      c.batch = 1;
+      c.heads = 2;
+      c.heads_k = 1;
+      c.seqlen_q = 65;
+      c.seqlen_k = 65;
+      c.dqk = hd[0];
+      c.dv = hd[1];
+      c.causal = causal;
+      run_case(c);
+    }
+}
+
+TEST_CASE("small: causal seqlen_q > seqlen_k (rows that see no key)") {
+  Case c;
+  c.heads = 2;
+  c.heads_k = 2;
+  c.seqlen_q = 150;
+  c.seqlen_k = 17;
+  c.causal = true;
+  run_case(c);
+}
+
+TEST_CASE("every built-in shape, causal and non-causal, GQA, random inputs") {
+  for (auto& hd : kHeadDims)
+    for (bool causal : {false, true}) {
+      Case c;
+      c.batch = 2;
+      c.heads = 4;
+      c.heads_k = 2;
+      c.seqlen_q = 1000;
+      c.seqlen_k = 1000;
+      c.dqk = hd[0];
+      c.dv = hd[1];
+      c.causal = causal;
+      run_case(c);
+    }
+}
+
+TEST_CASE("lengths 1, 17, 63, 65, 129, 1000 (square and mixed), causal and not") {
+  const int lens[] = {1, 17, 63, 65, 129, 1000};
+  for (int sq : lens)
+    for (int sk : {1, 17, 65, 129, 1000}) {
+      if (sq * static_cast<long>(sk) > 200000 && sq != sk) continue;  // keep the fp64 reference short
+      for (bool causal : {false, true}) {
+        Case c;
+        c.heads = 2;
+        c.heads_k = 1;
+        c.seqlen_q = sq;
+        c.seqlen_k = sk;
+        c.causal = causal;
+        run_case(c);
+      }
+    }
+}
+
+TEST_CASE("causal seqlen_q < seqlen_k and seqlen_q > seqlen_k, every head dim") {
+  for (auto& hd : kHeadDims) {
+    Case c;
+    c.heads = 2;
+    c.heads_k = 2;
+    c.dqk = hd[0];
+    c.dv = hd[1];
+    c.causal = true;
+    c.seqlen_q = 300;
+    c.seqlen_k = 129;
+    run_case(c);
+    c.seqlen_q = 129;
+    c.seqlen_k = 300;
+    run_case(c);
+  }
+}
+
+TEST_CASE("GQA and MQA") {
+  for (int hk : {1, 2, 8}) {
+    Case c;
+    c.heads = 8;
+    c.heads_k = hk;
+    c.seqlen_q = 257;
+    c.seqlen_k = 300;
+    c.causal = true;
+    run_case(c);
+    c.causal = false;
+    c.dqk = 192;
+    c.dv = 128;
+    run_case(c);
+  }
+}
+
+TEST_CASE("strided views: padded strides and a packed QKV tensor; no LSE") {
+  Case c;
+  c.batch = 2;
+  c.heads = 3;
+  c.heads_k = 3;
+  c.seqlen_q = 200;
+  c.seqlen_k = 200;
+  c.pad = 8;
+  c.causal = true;
+  run_case(c);
+  c.dqk = c.dv = 64;
+  c.pad = 0;
+  c.packed_qkv = true;
+  run_case(c);
+  c.with_lse = false;
+  c.dqk = c.dv = 256;
+  run_case(c);
+}
+
+TEST_CASE("many (batch x heads) blocks: grid beyond 65,535") {
+  Case c;
+  c.batch = 700;
+  c.heads = 100;
+  c.heads_k = 100;
+  c.seqlen_q = 3;
+  c.seqlen_k = 5;
+  c.dqk = c.dv = 64;
+  c.causal = true;
+  run_case(c);
+}
+
+TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
+  Case c;
+  c.batch = 2;
+  c.heads = 4;
+  c.heads_k = 2;
+  c.seqlen_q = 1000;
+  c.seqlen_k = 1000;
+  c.causal = true;
+  run_case(c, 100);
+}
+
+TEST_CASE("small: errors are returned, not crashes") {
+  DeviceBuffer buf(1 << 20);
+  auto t = [&](int s, int h, int d) { return zyfa::TensorRef::contiguous(buf.p, zyfa::DType::bf16, 1, s, h, d); };
+  zyfa::AttentionOptions opt;
+  // head dim pair not built in
+  zyfa::Status s = zyfa::flash_attn_func(t(16, 2, 96), t(16, 2, 96), t(16, 2, 96), t(16, 2, 96), nullptr, opt, nullptr);
+  CHECK(s.code == zyfa::StatusCode::unsupported);
+  CHECK(s.message.find("head_dim") != std::string::npos);
+  // FP8 is not in this build yet
+  zyfa::TensorRef q8 = zyfa::TensorRef::contiguous(buf.p, zyfa::DType::e4m3fn, 1, 16, 2, 128);
+  zyfa::TensorRef o = t(16, 2, 128);
+  s = zyfa::flash_attn_func(q8, q8, q8, o, nullptr, opt, nullptr);
+  CHECK(s.code == zyfa::StatusCode::unsupported);
+  // invalid argument from make_params
+  zyfa::TensorRef bad = t(16, 2, 128);
+  bad.data = nullptr;
+  s = zyfa::flash_attn_func(bad, t(16, 2, 128), t(16, 2, 128), t(16, 2, 128), nullptr, opt, nullptr);
+  CHECK(s.code == zyfa::StatusCode::invalid_argument);
+  CHECK(s.message.rfind("q", 0) == 0);
+}
