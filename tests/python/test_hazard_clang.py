@@ -16,10 +16,12 @@ import pytest
 
 from gfx950hazard import Instr, check_text, parse
 from gfx950hazard.checker import required_nops
-from gfx950hazard.llvm_oracle import asm_pair, compare, hip_flags, CLANG
+from gfx950hazard.llvm_oracle import asm_pair, compare, hip_flags, mir_asm_pair, CLANG
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tools" / "gfx950hazard" / "corpus" / "mfma_kernels.hip"
+CORPUS_DIR = ROOT / "tools" / "gfx950hazard" / "corpus"
+CORPUS = CORPUS_DIR / "mfma_kernels.hip"
+TARGETED = CORPUS_DIR / "targeted.hip"
 NOP_LINE = re.compile(r"(?m)^\s*s_nop\s+\d+\s*(;.*)?\n")
 
 
@@ -67,11 +69,31 @@ def test_stripped_nops_are_caught_and_padding_matches_llvm(corpus_s):
             "store_data_to_valu_write"} <= rules
 
 
-def test_agrees_with_llvm_hazard_recognizer_on_mir():
-    nonop, withnop = asm_pair(CORPUS, [ROOT / "include"])
+@pytest.mark.parametrize("hip,min_sites", [(CORPUS, 10), (TARGETED, 5)], ids=["mfma_kernels", "targeted"])
+def test_agrees_with_llvm_hazard_recognizer_on_mir(hip, min_sites):
+    nonop, withnop = asm_pair(hip, [ROOT / "include"])
+    assert check_text(withnop) == []
     n_llvm, mismatches = compare(nonop, withnop)
-    assert n_llvm >= 10
+    assert n_llvm >= min_sites
     assert mismatches == []
+
+
+def test_targeted_corpus_classes():
+    nonop, _ = asm_pair(TARGETED, [ROOT / "include"])
+    rules = {v.rule for v in check_text(nonop)}
+    assert {"partial_dst_to_valu", "valu_sgpr_to_vmem", "valu_sgpr_to_lanesel"} <= rules
+
+
+def test_agrees_with_llvm_on_handwritten_mir_pairs():
+    """One MIR function per rule class (corpus/rules.mir); LLVM pads each, the checker must pad identically."""
+    mir = CORPUS_DIR / "rules.mir"
+    n_funcs = mir.read_text().count("\nname: ")
+    nonop, withnop = mir_asm_pair(mir)
+    n_llvm, mismatches = compare(nonop, withnop)
+    assert n_llvm == n_funcs == 18
+    assert mismatches == []
+    rules = {v.rule for v in check_text(nonop)}
+    assert len(rules) >= 17, rules
 
 
 def _registered_gfx950_tus():

@@ -50,6 +50,17 @@ def asm_pair(hip_path, include_dirs=()):
     return outs[0], outs[1]
 
 
+def mir_asm_pair(mir_path):
+    """(assembly without hazard nops, assembly with LLVM's hazard nops) for a hand-written MIR file (functions
+    with post-RA physical registers, e.g. tools/gfx950hazard/corpus/rules.mir)."""
+    base = [LLC, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx950"]
+    outs = []
+    for opt in ("-start-after=post-RA-hazard-rec", "-start-before=post-RA-hazard-rec"):
+        r = subprocess.run([*base, opt, str(mir_path), "-o", "-"], check=True, capture_output=True, text=True)
+        outs.append(r.stdout)
+    return outs[0], outs[1]
+
+
 @dataclasses.dataclass
 class Mismatch:
     line: int

@@ -1,0 +1,46 @@
+// Kernels shaped so that LLVM must pad specific hazards (corpus for tests/python/test_hazard_clang.py): a
+// transcendental result used at once, an fp8 high-half convert read at once, a VALU-written SGPR used as a
+// buffer soffset and as a readlane lane select, M0 written right before an LDS-DMA load.
+#include <hip/hip_runtime.h>
+typedef float f32x16 __attribute__((ext_vector_type(16)));
+typedef int i32x8 __attribute__((ext_vector_type(8)));
+
+extern "C" __global__ void trans_use(const float* x, float* out) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  float e = __builtin_amdgcn_exp2f(x[t]);
+  out[t] = e * x[t + 64] + e;
+}
+
+extern "C" __global__ void cvt_hi_use(const float* x, unsigned* out) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  unsigned w = __builtin_amdgcn_cvt_pk_fp8_f32(x[t], x[t + 64], 0u, false);
+  w = __builtin_amdgcn_cvt_pk_fp8_f32(x[t + 128], x[t + 192], w, true);
+  out[t] = w ^ (w >> 7);
+}
+
+extern "C" __global__ void sgpr_soffset(const float* x, float* out, __amdgpu_buffer_rsrc_t rsrc) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  int u = __builtin_amdgcn_readfirstlane(__float_as_int(x[t])) & 0xff0;
+  float y = __builtin_amdgcn_raw_buffer_load_b32(rsrc, t * 4, u, 0);
+  int l = __builtin_amdgcn_readfirstlane(__float_as_int(x[t + 64])) & 63;
+  out[t] = y + __int_as_float(__builtin_amdgcn_readlane(__float_as_int(y), l));
+}
+
+extern "C" __global__ void lds_dma(const float* x, float* out) {
+  __shared__ float tile[64 * 4];
+  int t = __builtin_amdgcn_workitem_id_x();
+  __builtin_amdgcn_global_load_lds((void*)(x + t), (__attribute__((address_space(3))) void*)tile, 4, 0, 0);
+  __builtin_amdgcn_global_load_lds((void*)(x + 64 + t), (__attribute__((address_space(3))) void*)(tile + 64), 4, 0, 0);
+  __builtin_amdgcn_s_waitcnt(0);
+  __builtin_amdgcn_s_barrier();
+  out[t] = tile[(t + 1) & 127];
+}
+
+extern "C" __global__ void mfma_then_exec(const i32x8* a, const i32x8* b, float* out, int n) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  f32x16 acc = {};
+  acc = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a[t], b[t], acc, 0, 0, 0, 127, 0, 126);
+  float r = acc[0];
+  if (t < n) r = __builtin_amdgcn_readfirstlane(__float_as_int(acc[3])) + acc[5];
+  out[t] = r + acc[15];
+}
