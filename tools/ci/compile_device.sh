@@ -79,6 +79,20 @@ for entry in "${DEVICE_TUS[@]}"; do
   done
 done
 
+# The GPU path of the main job (examples/prefill, ZYFA_EXAMPLE_GPU=1) is never built by tests/run_all.sh on a
+# machine without GPU; compile it here so it cannot rot: HIP host pass (syntax) and, with nvcc, the full CUDA TU.
+if [ -f include/zyfa/flash_attn.hpp ]; then
+  echo "compile_device: examples/prefill GPU path (HIP host pass, CUDA sm_90a)"
+  "$CLANG" -x hip --offload-arch=gfx950 -nogpulib -nogpuinc -isystem "$RESOURCE_DIR" -D__HIP_PLATFORM_AMD__ \
+    -D__AMDGCN_WAVEFRONT_SIZE=64 -std=c++17 -Iinclude -DZYFA_EXAMPLE_GPU=1 --cuda-host-only -fsyntax-only \
+    examples/prefill/prefill.cpp || { echo "compile_device: FAILED examples/prefill (HIP)" >&2; fail=1; }
+  if [ -n "$NVCC" ]; then
+    "$NVCC" -x cu -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Iinclude -DZYFA_EXAMPLE_GPU=1 \
+      -c examples/prefill/prefill.cpp -o "$OUT/prefill_gpu.sm_90a.o" ||
+      { echo "compile_device: FAILED examples/prefill (CUDA)" >&2; fail=1; }
+  fi
+fi
+
 # Generated gfx950 FP8 code objects (issue 5): regenerate and diff, hazard-check asm/*.s, compile the loader.
 bash tools/ci/check_generated.sh || fail=1
 "$PY" tools/ci/device_resources.py --self-test
