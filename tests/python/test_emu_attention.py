@@ -1,0 +1,142 @@
+"""End-to-end: zyfa's BF16 forward attention kernel (include/zyfa/kernels, issue 4), compiled for gfx950 by
+clang-22 at test time (tests/emu_kernels/bf16_attention.hip), runs in the gfx950 emulator on small shapes and
+matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128, causal (bottom-right) and
+not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key, a strided q."""
+import json
+import os
+import pathlib
+import struct
+import subprocess
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from gfx950emu import Machine, Program
+from gfx950emu.toolchain import compile_hip_to_asm
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIELDS = ["q", "k", "v", "out", "lse", "q_batch_stride", "q_row_stride", "q_head_stride", "k_batch_stride",
+          "k_row_stride", "k_head_stride", "v_batch_stride", "v_row_stride", "v_head_stride", "o_batch_stride",
+          "o_row_stride", "o_head_stride", "batch", "seqlen_q", "seqlen_k", "num_heads", "group_size",
+          "num_m_blocks", "causal", "causal_offset", "scale_log2"]
+
+_LAYOUT_SRC = r"""
+#include <cstddef>
+#include <cstdio>
+#include <zyfa/kernels/fwd_args.hpp>
+#include <zyfa/tile_config.hpp>
+#define F(x) std::printf("\"%s\": [%zu, %zu], ", #x, offsetof(zyfa::kernels::FwdArgs, x), sizeof(((zyfa::kernels::FwdArgs*)0)->x));
+int main() {
+  std::printf("{");
+  %FIELDS%
+  std::printf("\"sizeof\": [%zu, 0]}\n", sizeof(zyfa::kernels::FwdArgs));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    d = tmp_path_factory.mktemp("attn")
+    # FwdArgs layout from the host compiler (the kernel takes the struct by value as its only argument)
+    src = d / "layout.cpp"
+    src.write_text(_LAYOUT_SRC.replace("%FIELDS%", " ".join(f"F({f})" for f in FIELDS)))
+    exe = d / "layout"
+    subprocess.run(["g++", "-std=c++17", f"-I{ROOT / 'include'}", str(src), "-o", str(exe)], check=True)
+    layout = json.loads(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+    text = compile_hip_to_asm(str(ROOT / "tests" / "emu_kernels" / "bf16_attention.hip"), str(d / "attn.s"),
+                              include_dirs=[str(ROOT / "include")])
+    prog = Program.from_asm_text(text)
+    names = {}
+    for n in prog.kernels:
+        for dqk, dv in ((128, 128), (192, 128)):
+            if f"KernelConfigILi{dqk}ELi{dv}E" in n:
+                names[(dqk, dv)] = n
+    assert len(names) == 2, list(prog.kernels)
+    return prog, names, layout
+
+
+def reference(q, k, v, causal, scale):
+    """fp64 attention, bottom-right causal; rows that see no key: output 0, lse -inf."""
+    b, sq, h, _ = q.shape
+    sk, hk = k.shape[1], k.shape[2]
+    g = h // hk
+    out = np.zeros((b, sq, h, v.shape[3]))
+    lse = np.full((b, h, sq), -np.inf)
+    for bi in range(b):
+        for hi in range(h):
+            s = q[bi, :, hi].astype(np.float64) @ k[bi, :, hi // g].astype(np.float64).T * scale
+            if causal:
+                s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + sk - sq, s, -np.inf)
+            seen = np.isfinite(s).any(axis=1)
+            mx = np.where(seen, s.max(axis=1), 0.0)
+            e = np.exp(s - mx[:, None])
+            l = e.sum(axis=1)
+            out[bi, :, hi] = np.where(seen[:, None], (e @ v[bi, :, hi // g].astype(np.float64)) /
+                                      np.where(seen, l, 1)[:, None], 0.0)
+            lse[bi, hi] = np.where(seen, np.log(np.where(seen, l, 1)) + mx, -np.inf)
+    return out, lse
+
+
+def pack_args(layout, vals):
+    buf = bytearray(layout["sizeof"][0])
+    for f in FIELDS:
+        off, size = layout[f]
+        x = vals[f]
+        if f == "scale_log2":
+            buf[off:off + 4] = struct.pack("<f", x)
+        else:
+            buf[off:off + size] = int(x).to_bytes(size, "little", signed=x < 0)
+    return bytes(buf)
+
+
+CASES = [  # (dqk, dv, batch, seqlen_q, seqlen_k, num_heads, num_heads_k, causal, q_row_pad)
+    (128, 128, 1, 100, 100, 2, 1, True, 0),     # GQA 2:1, one partial 128-row tile, 2 key tiles (last partial)
+    (128, 128, 2, 70, 130, 2, 2, False, 0),     # batch 2, seqlen_k not a multiple of 64
+    (128, 128, 1, 150, 77, 1, 1, True, 24),     # seqlen_q > seqlen_k: 73 rows see no key; strided q
+    (192, 128, 1, 70, 150, 4, 2, True, 0),      # MLA head dims, GQA, causal
+    (192, 128, 1, 129, 65, 1, 1, False, 0),     # 2 query tiles (129 rows), 2 key tiles
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "hd{}x{}_b{}_q{}_k{}_h{}/{}_{}{}".format(
+    c[0], c[1], c[2], c[3], c[4], c[5], c[6], "causal" if c[7] else "full", "_strided" if c[8] else ""))
+def test_bf16_attention_matches_fp64(kernel, case):
+    prog, names, layout = kernel
+    dqk, dv, b, sq, sk, h, hk, causal, pad = case
+    rng = np.random.default_rng(hash(case) % 2 ** 32)
+    qs = (rng.standard_normal((b, sq, h * dqk + pad)) * 1.5).astype(ml_dtypes.bfloat16)  # padded rows
+    q = qs[:, :, : h * dqk].reshape(b, sq, h, dqk)
+    k = (rng.standard_normal((b, sk, hk, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
+    v = rng.standard_normal((b, sk, hk, dv)).astype(ml_dtypes.bfloat16)
+    m = Machine(prog)
+    pq, pk, pv = m.upload(qs), m.upload(k), m.upload(v)
+    po = m.upload(np.full((b, sq, h, dv), 0x7FC0, np.uint16))  # poisoned with NaN
+    pl = m.upload(np.full((b, h, sq), np.nan, np.float32))
+    scale = 1.0 / np.sqrt(dqk)
+    block_m = 128
+    mb = (sq + block_m - 1) // block_m
+    vals = dict(q=pq, k=pk, v=pv, out=po, lse=pl,
+                q_batch_stride=sq * (h * dqk + pad), q_row_stride=h * dqk + pad, q_head_stride=dqk,
+                k_batch_stride=sk * hk * dqk, k_row_stride=hk * dqk, k_head_stride=dqk,
+                v_batch_stride=sk * hk * dv, v_row_stride=hk * dv, v_head_stride=dv,
+                o_batch_stride=sq * h * dv, o_row_stride=h * dv, o_head_stride=dv,
+                batch=b, seqlen_q=sq, seqlen_k=sk, num_heads=h, group_size=h // hk, num_m_blocks=mb,
+                causal=int(causal), causal_offset=sk - sq, scale_log2=scale * 1.4426950408889634)
+    smem = 64 * dqk * 2 + 64 * dv * 2  # K and V tiles of 64 keys (Q stays in VGPRs on AMD)
+    m.launch(names[(dqk, dv)], grid=(mb * b * h, 1, 1), block=(256, 1, 1), kernarg=pack_args(layout, vals),
+             dynamic_lds=smem)
+    out = m.download(po, ml_dtypes.bfloat16, (b, sq, h, dv)).astype(np.float64)
+    lse = m.download(pl, np.float32, (b, h, sq)).astype(np.float64)
+    ref, ref_lse = reference(q, k, v, causal, scale)
+    assert np.isfinite(out).all(), "output has NaN (unwritten or invalid)"
+    # bf16 tolerance: one bf16 ulp relative (2^-7) plus 2^-8 absolute (P is rounded to bf16 before P·V)
+    err = np.abs(out - ref)
+    tol = 2.0 ** -7 * np.abs(ref) + 2.0 ** -8
+    assert (err <= tol).all(), f"max err {err.max():.3g}, worst ratio {(err / tol).max():.3g}"
+    seen = np.isfinite(ref_lse)
+    np.testing.assert_array_equal(out[~seen.transpose(0, 2, 1)], 0.0)
+    np.testing.assert_array_equal(lse[~seen], -np.inf)
+    np.testing.assert_allclose(lse[seen], ref_lse[seen], rtol=1e-5, atol=1e-5)
+    if causal and sq > sk:
+        assert (~seen).any()
