@@ -5,6 +5,7 @@
   checker computes (program order) puts exactly LLVM's wait states in front of exactly the same instructions;
 * the same comparison on the MIR level (llc -stop-before / -start-after post-RA-hazard-rec), which also proves
   that stripping s_nops from the final text equals "LLVM without its hazard pass";
+* zyfa's BF16 attention kernel (tests/emu_kernels/bf16_attention.hip): clean, and padded exactly as LLVM pads it;
 * every HIP translation unit registered for gfx950 in tools/ci/compile_device.sh (zyfa's kernels, as they land)
   compiles to hazard-free code.
 """
@@ -22,6 +23,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS_DIR = ROOT / "tools" / "gfx950hazard" / "corpus"
 CORPUS = CORPUS_DIR / "mfma_kernels.hip"
 TARGETED = CORPUS_DIR / "targeted.hip"
+# zyfa's BF16 forward attention kernel (include/zyfa/kernels, hd 128 and 192/128) as the emulator tests compile it
+BF16_ATTENTION = ROOT / "tests" / "emu_kernels" / "bf16_attention.hip"
 NOP_LINE = re.compile(r"(?m)^\s*s_nop\s+\d+\s*(;.*)?\n")
 
 
@@ -69,7 +72,8 @@ def test_stripped_nops_are_caught_and_padding_matches_llvm(corpus_s):
             "store_data_to_valu_write"} <= rules
 
 
-@pytest.mark.parametrize("hip,min_sites", [(CORPUS, 10), (TARGETED, 5)], ids=["mfma_kernels", "targeted"])
+@pytest.mark.parametrize("hip,min_sites", [(CORPUS, 10), (TARGETED, 5), (BF16_ATTENTION, 50)],
+                         ids=["mfma_kernels", "targeted", "bf16_attention"])
 def test_agrees_with_llvm_hazard_recognizer_on_mir(hip, min_sites):
     nonop, withnop = asm_pair(hip, [ROOT / "include"])
     assert check_text(withnop) == []
