@@ -29,7 +29,8 @@ def build_ext(build_dir):
     os.makedirs(build_dir, exist_ok=True)
     return load(name="zyfa_torch_ext",
                 sources=[os.path.join(ROOT, "bench", "zyfa_torch_ext.cpp"),
-                         os.path.join(ROOT, "bench", "zyfa_torch_ext_kernel.cu")],
+                         os.path.join(ROOT, "bench", "zyfa_torch_ext_kernel.cu"),
+                         os.path.join(ROOT, "bench", "zyfa_torch_ext_variants.cu")],
                 extra_include_paths=[os.path.join(ROOT, "include")],
                 extra_cflags=["-O3", "-std=c++17"],
                 extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
@@ -52,6 +53,25 @@ def time_ms(fn, reps):
     return statistics.median(times)
 
 
+def sweep_variants(ext, stream, reps):
+    """TFLOP/s of each tile variant on a few shapes (16K tokens), printed as a table."""
+    print("variant sweep (TFLOP/s): dqk dv BlockM BlockN Warps | causal 2K, causal 8K, causal 16K, non-causal 8K")
+    for i in range(ext.num_variants()):
+        dqk, dv, bm, bn, w = ext.variant_desc(i)
+        heads = 16 if dqk != dv else 2048 // dv
+        res = []
+        for causal, s in ((True, 2048), (True, 8192), (True, 16384), (False, 8192)):
+            b = 16384 // s
+            q = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+            flop = 4.0 * b * heads * s * s * (dqk + dv) / 2 / (2 if causal else 1)
+            ms = time_ms(lambda: ext.forward_variant(i, q, k, v, out, None, causal, stream), reps)
+            res.append(f"{flop / ms / 1e9:6.1f}")
+        print(f"  {dqk:3d} {dv:3d} {bm:3d} {bn:3d} {w:2d} | " + ", ".join(res), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -59,6 +79,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--variants", action="store_true", help="time the tile-size variants first")
     args = ap.parse_args()
     ext = build_ext(args.build_dir)
     if args.build_only:
@@ -74,6 +95,8 @@ def main():
         dims = [(128, 128)]
     rows = []
     stream = torch.cuda.current_stream().cuda_stream
+    if args.variants:
+        sweep_variants(ext, stream, args.reps)
     for dqk, dv in dims:
         heads = 16 if dqk != dv else 2048 // dv
         for causal in (True, False):

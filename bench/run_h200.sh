@@ -38,5 +38,5 @@ done
 
 # Benchmark (same process, same inputs: zyfa, SDPA flash, SDPA cuDNN).
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
-timeout 300 python3 bench/bench_h200.py --out "$OUT" $BQ 2>&1 | tee "$OUT/bench.log"
+timeout 400 python3 bench/bench_h200.py --out "$OUT" $BQ ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 echo "bench rc=${PIPESTATUS[0]}"
