@@ -5,6 +5,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 
 import pytest
 
@@ -147,7 +148,7 @@ def test_checked_in_files_are_current(gen):
     _, asm, _, inc = gen
     assert (ROOT / "asm" / f"{NAME}.s").read_text() == asm
     assert (ROOT / "include" / "zyfa" / "fp8" / f"{NAME}.inc").read_text() == inc
-    r = subprocess.run(["python3", str(ROOT / "tools" / "gen_asm.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_asm.py"), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
@@ -155,10 +156,10 @@ def test_check_mode_detects_a_stale_file(tmp_path):
     (tmp_path / "asm").mkdir()
     (tmp_path / "include" / "zyfa" / "fp8").mkdir(parents=True)
     gen_asm = str(ROOT / "tools" / "gen_asm.py")
-    r = subprocess.run(["python3", gen_asm, "--root", str(tmp_path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, gen_asm, "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert subprocess.run(["python3", gen_asm, "--check", "--root", str(tmp_path)]).returncode == 0
+    assert subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)]).returncode == 0
     inc = tmp_path / "include" / "zyfa" / "fp8" / f"{NAME}.inc"
     inc.write_text(inc.read_text().replace("0x7f, 0x45", "0x7f, 0x46", 1))
-    r = subprocess.run(["python3", gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1 and "stale" in r.stderr
