@@ -133,6 +133,10 @@ def parse_operand(t: str) -> Operand:
             raise EmuError(f"bad register range {text!r}")
         if kind == "ttmp":
             raise EmuError(f"trap temporaries are not supported: {text!r}")
+        n = hi - lo + 1
+        if (kind in ("v", "a") and n >= 2 and lo % 2) or (kind == "s" and n == 2 and lo % 2) or \
+                (kind == "s" and n >= 4 and lo % 4):
+            raise EmuError(f"misaligned register tuple {text!r}")
         return Operand(kind, lo, hi - lo + 1, neg=neg, abs=abs_, sext=sext, text=text)
     if low in SPECIAL_SGPRS:
         idx, cnt = SPECIAL_SGPRS[low]

@@ -99,3 +99,12 @@ def run_wave(machine: Machine, sgprs: dict | None = None, vgprs: dict | None = N
     if not w.done:
         raise EmuError("snippet stopped at s_barrier")
     return w
+
+
+def run_snippet(body: str, vgprs: dict | None = None, sgprs: dict | None = None, exec_mask: int | None = None,
+                lds=None, semantics: Semantics | None = None, check: bool = True, lds_bytes: int = 65536):
+    """Assembles-checks (llvm-mc-22, when ``check``) and runs ``body`` on one wave; returns the wave."""
+    if check:
+        assemble_check(body, lds_bytes)
+    m = Machine(snippet_program(body, semantics, lds_bytes))
+    return run_wave(m, sgprs=sgprs, vgprs=vgprs, exec_mask=exec_mask, lds=lds)
