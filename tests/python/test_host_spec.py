@@ -120,7 +120,8 @@ def numpy_spec(recipe, pb):
                     l = F32(np.float64(l) * alpha + np.float64(P.sum(dtype=F32) * s))
                     m = m_new
                 out[b, i, h] = (acc / l) * pb["vd"]
-                bias = F32((BLOCK_MAX_CODE - 120) / 8) if recipe == "zyfa" else F32(0)
+                # Lean P's mean overestimate of 2^x: log2(1 / (2 ln^2 2)) (kLeanPMeanBiasLog2)
+                bias = F32(F32((BLOCK_MAX_CODE - 120) / 8) + F32(np.log2(0.5 / np.log(2) ** 2))) if recipe == "zyfa" else F32(0)
                 lse[b, h, i] = (m + np.log2(l) - bias) * LN2
     return out, lse, codes
 
