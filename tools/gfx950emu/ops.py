@@ -1675,7 +1675,9 @@ def _sp_cvt_f32_f8(c: Compiler, ins: Instr, base: str, enc: str):
         if ins.mods.get("dst_sel", "DWORD") != "DWORD" or "clamp" in ins.mods:
             raise EmuError(f"{base}: only dst_sel:DWORD is supported")
         sel = ins.mods.get("src0_sel", "DWORD")
-        shift = _SEL[sel][0] if sel.startswith("BYTE") else 0
+        if sel not in _SEL:
+            raise EmuError(f"bad SDWA select {sel!r}")
+        shift = _SEL[sel][0]
     else:
         _check_mods(ins, {"op_sel"})
         osel = ins.mods.get("op_sel", [0, 0])
