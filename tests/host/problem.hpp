@@ -1,13 +1,13 @@
 // Test helper: an attention problem that owns its host buffers (bf16 or e4m3fn inputs, bf16 out, fp32 lse).
 #pragma once
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <vector>
-#include <doctest/doctest.h>
-
-#include <optional>
 #include <zyfa/zyfa.hpp>
 
 namespace zyfa_test {
@@ -72,10 +72,22 @@ struct Problem {
   void* data(std::vector<std::uint16_t>& a, std::vector<std::uint8_t>& b) {
     return dtype == zyfa::DType::bf16 ? static_cast<void*>(a.data()) : static_cast<void*>(b.data());
   }
-  zyfa::TensorRef tq() { return zyfa::TensorRef::contiguous(data(q16, q8), dtype, shape.batch, shape.seqlen_q, shape.num_heads, shape.head_dim_qk); }
-  zyfa::TensorRef tk() { return zyfa::TensorRef::contiguous(data(k16, k8), dtype, shape.batch, shape.seqlen_k, shape.num_heads_k, shape.head_dim_qk); }
-  zyfa::TensorRef tv() { return zyfa::TensorRef::contiguous(data(v16, v8), dtype, shape.batch, shape.seqlen_k, shape.num_heads_k, shape.head_dim_v); }
-  zyfa::TensorRef tout() { return zyfa::TensorRef::contiguous(out.data(), zyfa::DType::bf16, shape.batch, shape.seqlen_q, shape.num_heads, shape.head_dim_v); }
+  zyfa::TensorRef tq() {
+    return zyfa::TensorRef::contiguous(data(q16, q8), dtype, shape.batch, shape.seqlen_q, shape.num_heads,
+                                       shape.head_dim_qk);
+  }
+  zyfa::TensorRef tk() {
+    return zyfa::TensorRef::contiguous(data(k16, k8), dtype, shape.batch, shape.seqlen_k, shape.num_heads_k,
+                                       shape.head_dim_qk);
+  }
+  zyfa::TensorRef tv() {
+    return zyfa::TensorRef::contiguous(data(v16, v8), dtype, shape.batch, shape.seqlen_k, shape.num_heads_k,
+                                       shape.head_dim_v);
+  }
+  zyfa::TensorRef tout() {
+    return zyfa::TensorRef::contiguous(out.data(), zyfa::DType::bf16, shape.batch, shape.seqlen_q, shape.num_heads,
+                                       shape.head_dim_v);
+  }
 };
 
 /// Deterministic pseudo-random N(0, sigma^2) generator keyed by (seed, b, s, h, d).

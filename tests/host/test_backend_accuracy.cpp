@@ -49,7 +49,8 @@ TEST_CASE("quantize_e4m3fn: descale = amax / 448, codes saturate, errors name th
   REQUIRE(zyfa::host::quantize_e4m3fn(x.data(), x.size(), c.data(), &d).ok());
   CHECK(d == 3.0f / 448.0f);
   CHECK(c[1] == 0xFE);  // -448
-  for (std::size_t i = 0; i < x.size(); ++i) CHECK(zyfa::e4m3fn_to_float(c[i]) * d == doctest::Approx(x[i]).epsilon(0.07));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    CHECK(zyfa::e4m3fn_to_float(c[i]) * d == doctest::Approx(x[i]).epsilon(0.07));
   std::vector<float> zeros(4, 0.0f);
   REQUIRE(zyfa::host::quantize_e4m3fn(zeros.data(), 4, c.data(), &d).ok());
   CHECK(d == 1.0f);
@@ -66,7 +67,8 @@ TEST_CASE("quantize_e4m3fn: descale = amax / 448, codes saturate, errors name th
 
 TEST_CASE("accuracy report: all recipes, sane magnitudes, bf16 beats FP8 on Gaussian inputs, table prints") {
   Shape s;
-  s.seqlen_q = s.seqlen_k = 200, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128, s.causal = true;
+  s.seqlen_q = s.seqlen_k = 200, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128,
+  s.causal = true;
   Problem p8(s, DType::e4m3fn, gaussian(91), gaussian(92), gaussian(93));
   const auto rows = zyfa::host::fp8_accuracy_report(p8.params);
   REQUIRE(rows.size() == 5);

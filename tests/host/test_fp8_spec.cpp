@@ -59,7 +59,7 @@ TEST_CASE("Lean P code is exact at integer exponents and linear in between") {
   }
   CHECK(lean_p_code(52.5f, 126) == 52);  // half codes round to even
   CHECK(lean_p_code(53.5f, 126) == 54);
-  CHECK(lean_p_code(-40.0f, 126) == 0);  // clamped below
+  CHECK(lean_p_code(-40.0f, 126) == 0);    // clamped below
   CHECK(lean_p_code(200.0f, 121) == 121);  // clamped above, never NaN (0x7F)
 }
 
@@ -103,7 +103,7 @@ TEST_CASE("zyfa recipe: per-block power-of-two offset and running max across blo
   REQUIRE(tr.block_shift.size() == 3);
   CHECK(tr.block_shift == std::vector<int>{0, 0, 8});
   const int K = zyfa::host::kBlockMaxCode;
-  CHECK(tr.codes[5] == K);       // block max at code K (dmax = 0)
+  CHECK(tr.codes[5] == K);  // block max at code K (dmax = 0)
   CHECK(tr.codes[64 + 7] == K);
   // block 2: y = 8 * (-5.3 - 3) + 64 + K = K - 2.4 -> K - 2: the largest probability stays in the top binade
   CHECK(tr.codes[128 + 2] == K - 2);
@@ -117,14 +117,18 @@ TEST_CASE("zyfa recipe: per-block power-of-two offset and running max across blo
 }
 
 TEST_CASE("FP8 spec invariants: no probability above 448 before the cast, rounded row sum = sum of fed values") {
-  struct Kind { const char* name; Problem::Gen q, k; };
+  struct Kind {
+    const char* name;
+    Problem::Gen q, k;
+  };
   const Kind kinds[] = {{"gaussian", gaussian(31), gaussian(32)},
                         {"peaky", gaussian(33, 6.0f), gaussian(34)},
                         {"sink", sink_q(35), sink_k(36)}};
   for (const Kind& kd : kinds) {
     CAPTURE(kd.name);
     Shape s;
-    s.seqlen_q = 70, s.seqlen_k = 200, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128, s.causal = true;
+    s.seqlen_q = 70, s.seqlen_k = 200, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128,
+    s.causal = true;
     Problem pr(s, DType::e4m3fn, kd.q, kd.k, gaussian(37));
     const auto k = zyfa::host::decode_k(pr.params, 0, 0), v = zyfa::host::decode_v(pr.params, 0, 0);
     const auto q = zyfa::host::decode_q(pr.params, 0, 1);
@@ -169,7 +173,8 @@ TEST_CASE("FP8 spec: descales far from 1 are honoured") {
   // Power-of-two scales with q_scale * k_scale = 1 give the same codes and the same fp32 logit factor c,
   // so the output must be exactly v_scale times the unscaled one.
   Problem plain(s, DType::e4m3fn, gaussian(41), gaussian(42), gaussian(43));
-  Problem pow2(s, DType::e4m3fn, scaled(gaussian(41), 0x1p-12f), scaled(gaussian(42), 0x1p12f), scaled(gaussian(43), 0x1p16f));
+  Problem pow2(s, DType::e4m3fn, scaled(gaussian(41), 0x1p-12f), scaled(gaussian(42), 0x1p12f),
+               scaled(gaussian(43), 0x1p16f));
   CHECK(pow2.q8 == plain.q8);
   CHECK(pow2.options.v_descale == plain.options.v_descale * 0x1p16f);
   for (Fp8Recipe rc : kAll) {
@@ -228,7 +233,8 @@ TEST_CASE("FP8 spec: rows that see no key give exact zeros and -inf LSE") {
 
 TEST_CASE("zyfa recipe error < aiter_like error on peaky (attention-sink) inputs") {
   Shape s;
-  s.seqlen_q = s.seqlen_k = 512, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128, s.causal = true;
+  s.seqlen_q = s.seqlen_k = 512, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128,
+  s.causal = true;
   Problem pr(s, DType::e4m3fn, sink_q(61), sink_k(62), gaussian(63));
   const auto rows = zyfa::host::fp8_accuracy_report(pr.params);
   REQUIRE(rows.size() == 5);
@@ -244,7 +250,8 @@ TEST_CASE("zyfa recipe error < aiter_like error on peaky (attention-sink) inputs
 TEST_CASE("block max code finding (DESIGN.md): code 121 beats 120 for Lean P") {
   // Re-measures the finding behind kBlockMaxCode on Gaussian and attention-sink inputs.
   Shape s;
-  s.seqlen_q = s.seqlen_k = 256, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128, s.causal = true;
+  s.seqlen_q = s.seqlen_k = 256, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128,
+  s.causal = true;
   Problem gauss(s, DType::e4m3fn, gaussian(71), gaussian(72), gaussian(73));
   Problem sink(s, DType::e4m3fn, sink_q(74), sink_k(75), gaussian(76));
   for (Problem* pr : {&gauss, &sink}) {

@@ -49,7 +49,10 @@ TEST_CASE("e4m3fn decode follows the OCP formula") {
 
 TEST_CASE("e4m3 encode: ties to even between every pair of neighbours, and just off the tie") {
   for (int fmt = 0; fmt < 2; ++fmt) {
-    auto dec = [&](unsigned c) { return fmt ? zyfa::e4m3fnuz_to_float(static_cast<std::uint8_t>(c)) : zyfa::e4m3fn_to_float(static_cast<std::uint8_t>(c)); };
+    auto dec = [&](unsigned c) {
+      return fmt ? zyfa::e4m3fnuz_to_float(static_cast<std::uint8_t>(c))
+                 : zyfa::e4m3fn_to_float(static_cast<std::uint8_t>(c));
+    };
     auto enc = [&](float x) { return fmt ? zyfa::float_to_e4m3fnuz(x) : zyfa::float_to_e4m3fn(x); };
     const unsigned top = fmt ? 0x7F : 0x7E;
     for (unsigned c = 0; c < top; ++c) {
@@ -67,9 +70,9 @@ TEST_CASE("e4m3 encode: ties to even between every pair of neighbours, and just 
 TEST_CASE("e4m3 encode: saturation, infinities, NaN, zeros, tiny values") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   using zyfa::Fp8Overflow;
-  CHECK(zyfa::float_to_e4m3fn(464.0f) == 0x7E);                          // tie between 448 and (480): even
-  CHECK(zyfa::float_to_e4m3fn(464.1f) == 0x7E);                          // saturates
-  CHECK(zyfa::float_to_e4m3fn(464.1f, Fp8Overflow::to_nan) == 0x7F);     // OCP non-saturating
+  CHECK(zyfa::float_to_e4m3fn(464.0f) == 0x7E);                       // tie between 448 and (480): even
+  CHECK(zyfa::float_to_e4m3fn(464.1f) == 0x7E);                       // saturates
+  CHECK(zyfa::float_to_e4m3fn(464.1f, Fp8Overflow::to_nan) == 0x7F);  // OCP non-saturating
   CHECK(zyfa::float_to_e4m3fn(1e30f) == 0x7E);
   CHECK(zyfa::float_to_e4m3fn(-1e30f) == 0xFE);
   CHECK(zyfa::float_to_e4m3fn(inf) == 0x7E);
@@ -78,7 +81,7 @@ TEST_CASE("e4m3 encode: saturation, infinities, NaN, zeros, tiny values") {
   CHECK((zyfa::float_to_e4m3fn(nan) & 0x7F) == 0x7F);
   CHECK(zyfa::float_to_e4m3fn(0.0f) == 0x00);
   CHECK(zyfa::float_to_e4m3fn(-0.0f) == 0x80);
-  CHECK(zyfa::float_to_e4m3fn(1e-40f) == 0x00);  // fp32 subnormal
+  CHECK(zyfa::float_to_e4m3fn(1e-40f) == 0x00);                 // fp32 subnormal
   CHECK(zyfa::float_to_e4m3fn(std::ldexp(1.0f, -10)) == 0x00);  // half the smallest subnormal: tie to 0
   CHECK(zyfa::float_to_e4m3fn(std::nextafter(std::ldexp(1.0f, -10), 1.0f)) == 0x01);
   CHECK(zyfa::float_to_e4m3fnuz(248.0f) == 0x7F);

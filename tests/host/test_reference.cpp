@@ -27,7 +27,9 @@ Naive naive_attention(const Problem& pr) {
   Naive r;
   r.out.assign(static_cast<std::size_t>(s.batch * s.seqlen_q * s.num_heads * s.head_dim_v), 0);
   r.lse.assign(static_cast<std::size_t>(s.batch * s.num_heads * s.seqlen_q), 0);
-  auto at = [](const std::vector<std::uint16_t>& x, std::int64_t idx) { return (long double)zyfa::bf16_to_float(x[idx]); };
+  auto at = [](const std::vector<std::uint16_t>& x, std::int64_t idx) {
+    return (long double)zyfa::bf16_to_float(x[idx]);
+  };
   for (std::int64_t b = 0; b < s.batch; ++b)
     for (std::int64_t h = 0; h < s.num_heads; ++h) {
       const std::int64_t hk = h * s.num_heads_k / s.num_heads;
@@ -178,9 +180,15 @@ TEST_CASE("logits of magnitude 1e5: no overflow, equal to the shift-invariant re
   Shape s;
   s.seqlen_q = 48, s.seqlen_k = 80, s.num_heads = 2, s.num_heads_k = 2, s.causal = true;
   auto base_q = gaussian(13), base_k = gaussian(14);
-  auto q_shift = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) { return d == 63 ? 131072.0f : base_q(b, r, h, d); };
-  auto k_shift = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) { return d == 63 ? 1.0f : base_k(b, r, h, d); };
-  auto q_plain = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) { return d == 63 ? 0.0f : base_q(b, r, h, d); };
+  auto q_shift = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) {
+    return d == 63 ? 131072.0f : base_q(b, r, h, d);
+  };
+  auto k_shift = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) {
+    return d == 63 ? 1.0f : base_k(b, r, h, d);
+  };
+  auto q_plain = [&](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) {
+    return d == 63 ? 0.0f : base_q(b, r, h, d);
+  };
   Problem big(s, DType::bf16, q_shift, k_shift, gaussian(15), 1.0f);
   Problem plain(s, DType::bf16, q_plain, k_shift, gaussian(15), 1.0f);
   const auto rb = reference(big), rp = reference(plain);
@@ -188,7 +196,8 @@ TEST_CASE("logits of magnitude 1e5: no overflow, equal to the shift-invariant re
     REQUIRE(std::isfinite(rb.out[i]));
     CHECK(rb.out[i] == doctest::Approx(rp.out[i]).epsilon(1e-9).scale(1));
   }
-  for (std::size_t i = 0; i < rb.lse.size(); ++i) CHECK(rb.lse[i] - rp.lse[i] == doctest::Approx(131072.0).epsilon(1e-12));
+  for (std::size_t i = 0; i < rb.lse.size(); ++i)
+    CHECK(rb.lse[i] - rp.lse[i] == doctest::Approx(131072.0).epsilon(1e-12));
   // fp32 host backend: finite, and equal to the plain problem up to fp32 resolution of ~1.3e5 logits (2^-7)
   REQUIRE(zyfa::host::run_attention(big.params).ok());
   double max_err = 0;
@@ -202,7 +211,9 @@ TEST_CASE("logits of magnitude 1e5: no overflow, equal to the shift-invariant re
 }
 
 TEST_CASE("every head-dim element is used: signal only in the top dims changes the output") {
-  struct Dims { std::int64_t qk, v; };
+  struct Dims {
+    std::int64_t qk, v;
+  };
   for (Dims hd : {Dims{64, 64}, Dims{128, 128}, Dims{256, 256}, Dims{192, 128}}) {
     CAPTURE(hd.qk);
     Shape s;
@@ -231,7 +242,8 @@ TEST_CASE("every head-dim element is used: signal only in the top dims changes t
 TEST_CASE("strided (non-contiguous) inputs and output are read and written through their strides") {
   // q/k/v as slices of a packed [b, s, 3, h, d] QKV buffer; out with a padded row stride.
   const std::int64_t S = 19, H = 2, D = 64;
-  std::vector<std::uint16_t> qkv(static_cast<std::size_t>(S * 3 * H * D)), out(static_cast<std::size_t>(S * (H * D + 32)), 0xFFFF);
+  std::vector<std::uint16_t> qkv(static_cast<std::size_t>(S * 3 * H * D)),
+      out(static_cast<std::size_t>(S * (H * D + 32)), 0xFFFF);
   auto g = gaussian(16);
   for (std::int64_t r = 0; r < S; ++r)
     for (std::int64_t w = 0; w < 3; ++w)
@@ -251,9 +263,10 @@ TEST_CASE("strided (non-contiguous) inputs and output are read and written throu
   // dense copy of the same problem
   Shape s;
   s.seqlen_q = s.seqlen_k = S, s.num_heads = s.num_heads_k = H, s.causal = true;
-  Problem dense(s, DType::bf16, [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(0, r, h, d); },
-                [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(1, r, h, d); },
-                [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(2, r, h, d); });
+  Problem dense(
+      s, DType::bf16, [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(0, r, h, d); },
+      [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(1, r, h, d); },
+      [&](std::int64_t, std::int64_t r, std::int64_t h, std::int64_t d) { return g(2, r, h, d); });
   REQUIRE(zyfa::host::run_attention(dense.params).ok());
   for (std::int64_t r = 0; r < S; ++r) {
     for (std::int64_t c = 0; c < H * D; ++c) CHECK(out[r * (H * D + 32) + c] == dense.out[r * H * D + c]);

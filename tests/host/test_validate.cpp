@@ -160,7 +160,11 @@ TEST_CASE("make_params error: strides addressing more than 2^60 elements") {
 }
 
 TEST_CASE("make_params error: shape mismatch between tensors") {
-  struct Mismatch { int w, d; std::int64_t value; const char* prefix; };
+  struct Mismatch {
+    int w, d;
+    std::int64_t value;
+    const char* prefix;
+  };
   const Mismatch cases[] = {
       {1, 0, 1, "k: shape[0] (batch) is 1, expected 2 from q"},
       {1, 3, 128, "k: shape[3] (head_dim_qk) is 128, expected 64 from q"},

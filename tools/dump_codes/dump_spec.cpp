@@ -50,10 +50,11 @@ int main(int argc, char** argv) {
   using zyfa::DType;
   using zyfa::TensorRef;
   zyfa::AttentionParams p;
-  const zyfa::Status st = zyfa::make_params(TensorRef::contiguous(q.data(), DType::e4m3fn, B, SQ, H, DQK),
-                                            TensorRef::contiguous(k.data(), DType::e4m3fn, B, SK, HK, DQK),
-                                            TensorRef::contiguous(v.data(), DType::e4m3fn, B, SK, HK, DV),
-                                            TensorRef::contiguous(out.data(), DType::bf16, B, SQ, H, DV), nullptr, opt, &p);
+  const zyfa::Status st =
+      zyfa::make_params(TensorRef::contiguous(q.data(), DType::e4m3fn, B, SQ, H, DQK),
+                        TensorRef::contiguous(k.data(), DType::e4m3fn, B, SK, HK, DQK),
+                        TensorRef::contiguous(v.data(), DType::e4m3fn, B, SK, HK, DV),
+                        TensorRef::contiguous(out.data(), DType::bf16, B, SQ, H, DV), nullptr, opt, &p);
   if (!st) return std::fprintf(stderr, "dump_spec: %s\n", st.message.c_str()), 1;
   zyfa::host::Fp8Output o;
   if (!zyfa::host::fp8_attention(p, recipe, &o)) return 1;

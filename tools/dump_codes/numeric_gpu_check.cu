@@ -15,8 +15,8 @@
 #include <zyfa/numeric/e4m3.hpp>
 
 __device__ unsigned long long g_bad[3];
-__device__ unsigned long long g_checked;   // inputs checked (must be 2^32)
-__device__ unsigned long long g_control;   // negative control: to_nan mode vs satfinite must differ
+__device__ unsigned long long g_checked;  // inputs checked (must be 2^32)
+__device__ unsigned long long g_control;  // negative control: to_nan mode vs satfinite must differ
 __device__ unsigned g_example[3][4];
 
 __global__ void check_all(unsigned long long start) {

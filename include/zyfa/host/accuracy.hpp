@@ -187,7 +187,8 @@ inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, 
           double ref_lse = 0;
           reference_row(p, q.row(i), k, v, i, ref_out.data(), &ref_lse, &p_ref);
           const std::int64_t n = visible_keys(p, i);
-          const Fp8RowOutput o = fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, n), v, &p_test, nullptr, block_max_code);
+          const Fp8RowOutput o =
+              fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, n), v, &p_test, nullptr, block_max_code);
           acc.add_row(ref_out.data(), o.out.data(), p.head_dim_v, p_ref, p_test, ref_lse, o.lse, n > 0);
         }
       }
@@ -198,12 +199,14 @@ inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, 
 /// Prints `rows` (from fp8_accuracy_report) as a Markdown table, with each recipe's relative Frobenius
 /// error also given as a multiple of aiter_like's (the "x aiter" column; "-" if there is no aiter_like row
 /// or its error is 0). `title`, if not empty, is printed first on its own line.
-inline void print_accuracy_table(std::ostream& os, const std::vector<RecipeError>& rows, const std::string& title = "") {
+inline void print_accuracy_table(std::ostream& os, const std::vector<RecipeError>& rows,
+                                 const std::string& title = "") {
   double aiter = 0;
   for (const RecipeError& r : rows)
     if (r.name == "aiter_like") aiter = r.rel_fro_error;
   if (!title.empty()) os << title << "\n";
-  os << "| recipe | rel. Frobenius err | x aiter_like | max abs err | mean KL (nats) | flushed mass | max abs LSE err |\n"
+  os << "| recipe | rel. Frobenius err | x aiter_like | max abs err | mean KL (nats) | flushed mass | max abs LSE err "
+        "|\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";
   char buf[256];
   for (const RecipeError& r : rows) {

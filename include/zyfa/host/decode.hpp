@@ -42,8 +42,8 @@ struct HeadMatrix {
 };
 
 namespace detail {
-inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std::int64_t cols,
-                               std::int64_t start, std::int64_t row_stride) {
+inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std::int64_t cols, std::int64_t start,
+                               std::int64_t row_stride) {
   HeadMatrix m;
   m.rows = rows;
   m.cols = cols;
@@ -57,18 +57,18 @@ inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std
 
 /// Stored values of q[b, :, h, :] as [seqlen_q, head_dim_qk] (h: query head).
 inline HeadMatrix decode_q(const AttentionParams& p, std::int64_t b, std::int64_t h) {
-  return detail::decode_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk,
-                              b * p.q_batch_stride + h * p.q_head_stride, p.q_row_stride);
+  return detail::decode_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk, b * p.q_batch_stride + h * p.q_head_stride,
+                              p.q_row_stride);
 }
 /// Stored values of k[b, :, hk, :] as [seqlen_k, head_dim_qk] (hk: key/value head).
 inline HeadMatrix decode_k(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::decode_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk,
-                              b * p.k_batch_stride + hk * p.k_head_stride, p.k_row_stride);
+  return detail::decode_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk, b * p.k_batch_stride + hk * p.k_head_stride,
+                              p.k_row_stride);
 }
 /// Stored values of v[b, :, hk, :] as [seqlen_k, head_dim_v] (hk: key/value head).
 inline HeadMatrix decode_v(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::decode_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v,
-                              b * p.v_batch_stride + hk * p.v_head_stride, p.v_row_stride);
+  return detail::decode_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v, b * p.v_batch_stride + hk * p.v_head_stride,
+                              p.v_row_stride);
 }
 
 /// Number of keys query row i sees; they are keys [0, visible_keys). Non-causal: seqlen_k. Causal,

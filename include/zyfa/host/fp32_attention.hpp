@@ -23,9 +23,8 @@ namespace zyfa::host {
 /// One query row in fp32 (see the file comment). `q_row` [head_dim_qk], `k` [seqlen_k, head_dim_qk], `v`
 /// [seqlen_k, head_dim_v] hold stored values. Writes `out_row` [head_dim_v] (fp32, before bf16 rounding) and
 /// `*lse` (natural log); `probs` (optional) receives p_j / l [seqlen_k], 0 for masked keys.
-inline void fp32_attention_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
-                               const HeadMatrix& v, std::int64_t i, float* out_row, float* lse,
-                               std::vector<double>* probs = nullptr) {
+inline void fp32_attention_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k, const HeadMatrix& v,
+                               std::int64_t i, float* out_row, float* lse, std::vector<double>* probs = nullptr) {
   const std::int64_t n = visible_keys(p, i), dv = p.head_dim_v;
   const float c = ((q_descale_of(p) * k_descale_of(p)) * p.softmax_scale) * kLog2e;
   if (probs) probs->assign(static_cast<std::size_t>(p.seqlen_k), 0.0);

@@ -25,7 +25,8 @@ inline Status quantize_e4m3fn(const float* x, std::size_t n, std::uint8_t* codes
   float amax = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]))
-      return Status::invalid("x[" + std::to_string(i) + "] is " + std::to_string(x[i]) + "; FP8 quantization needs finite values");
+      return Status::invalid("x[" + std::to_string(i) + "] is " + std::to_string(x[i]) +
+                             "; FP8 quantization needs finite values");
     amax = std::fmax(amax, std::fabs(x[i]));
   }
   if (amax == 0.0f) {

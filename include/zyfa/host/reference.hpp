@@ -32,9 +32,8 @@ struct ReferenceOutput {
 /// `v` [seqlen_k, head_dim_v] hold stored (not yet descaled) values. Writes `out_row` [head_dim_v] and
 /// `*lse`; if `probs` is not null it receives the attention probabilities [seqlen_k] (0 for keys the row
 /// does not see; all 0 if it sees none). Computes in double throughout.
-inline void reference_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
-                          const HeadMatrix& v, std::int64_t i, double* out_row, double* lse,
-                          std::vector<double>* probs) {
+inline void reference_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k, const HeadMatrix& v,
+                          std::int64_t i, double* out_row, double* lse, std::vector<double>* probs) {
   const std::int64_t n = visible_keys(p, i), dqk = p.head_dim_qk, dv = p.head_dim_v;
   const double c = static_cast<double>(p.softmax_scale) * q_descale_of(p) * k_descale_of(p);
   std::vector<double> s(static_cast<std::size_t>(n));

@@ -11,9 +11,7 @@
 namespace zyfa {
 
 /// The IEEE binary32 bit pattern of `x` (sign bit 31, exponent bits 30..23, mantissa bits 22..0).
-ZYFA_HOST_DEVICE constexpr std::uint32_t float_bits(float x) {
-  return __builtin_bit_cast(std::uint32_t, x);
-}
+ZYFA_HOST_DEVICE constexpr std::uint32_t float_bits(float x) { return __builtin_bit_cast(std::uint32_t, x); }
 
 /// The float whose IEEE binary32 bit pattern is `u` (inverse of float_bits).
 ZYFA_HOST_DEVICE constexpr float float_from_bits(std::uint32_t u) { return __builtin_bit_cast(float, u); }

@@ -73,8 +73,8 @@ ZYFA_HOST_DEVICE constexpr std::uint8_t float_to_e4m3(float x, Fp8Overflow overf
   const std::uint32_t a = u & 0x7FFFFFFFu;  // |x|
   const std::uint8_t nan = F::has_neg_zero ? static_cast<std::uint8_t>(F::nan_code | sign) : F::nan_code;
   const std::uint8_t too_big = overflow == Fp8Overflow::saturate ? static_cast<std::uint8_t>(F::max_code | sign) : nan;
-  if (a > 0x7F800000u) return nan;        // NaN
-  if (a == 0x7F800000u) return too_big;   // +-inf
+  if (a > 0x7F800000u) return nan;                // NaN
+  if (a == 0x7F800000u) return too_big;           // +-inf
   const int E = static_cast<int>(a >> 23) - 127;  // unbiased fp32 exponent (-127 for fp32 subnormals/zero)
   // The largest finite value has unbiased exponent 8 (fn: 1.75 * 2^8) or 7 (fnuz: 1.875 * 2^7).
   if (E > 15 - F::exp_bias) return too_big;
@@ -106,7 +106,9 @@ ZYFA_HOST_DEVICE constexpr std::uint8_t float_to_e4m3(float x, Fp8Overflow overf
 }  // namespace detail
 
 /// e4m3fn code (OCP FP8 E4M3, bias 7) -> float. Exact for every code; 0x7F/0xFF decode to NaN.
-ZYFA_HOST_DEVICE constexpr float e4m3fn_to_float(std::uint8_t code) { return detail::e4m3_to_float<E4M3fnFormat>(code); }
+ZYFA_HOST_DEVICE constexpr float e4m3fn_to_float(std::uint8_t code) {
+  return detail::e4m3_to_float<E4M3fnFormat>(code);
+}
 
 /// float -> e4m3fn code, round to nearest, ties to even, subnormals kept (smallest 2^-9; values up to
 /// 2^-10 inclusive round to +-0). Overflow and inf per `overflow` (default: saturate to +-448); NaN ->
