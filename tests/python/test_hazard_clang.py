@@ -85,7 +85,7 @@ def test_agrees_with_llvm_hazard_recognizer_on_mir(hip, min_sites):
 def test_targeted_corpus_classes():
     nonop, _ = asm_pair(TARGETED, [ROOT / "include"])
     rules = {v.rule for v in check_text(nonop)}
-    assert {"partial_dst_to_valu", "valu_sgpr_to_vmem", "valu_sgpr_to_lanesel"} <= rules
+    assert {"partial_dst_to_valu", "valu_sgpr_to_vmem", "valu_sgpr_to_lanesel", "dot_to_read"} <= rules
 
 
 def test_agrees_with_llvm_on_handwritten_mir_pairs():

@@ -56,6 +56,9 @@ CASES = [
     ("valu_exec_to_permlane", "v_cmpx_gt_u32_e32 vcc, v10, v11", "v_permlane16_swap_b32_e32 v1, v2", 4),
     ("setreg_to_getreg", "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 3", "s_getreg_b32 s0, hwreg(HW_REG_MODE, 0, 4)", 2),
     ("valu_vcc_to_div_fmas", "v_cmp_gt_f32_e32 vcc, v1, v2", "v_div_fmas_f32 v5, v6, v7, v8", 4),
+    ("dot_to_read", "v_dot2_f32_bf16 v1, v2, v3, v4", "v_add_f32_e32 v5, v1, v1", 3),
+    ("dot_to_read", "v_dot2_f32_bf16 v1, v2, v3, v4", "v_dot2_f32_bf16 v5, v1, v3, v4", 3),
+    ("dot_to_read", "v_dot2c_f32_bf16_e32 v1, v2, v3", "global_store_dword v40, v1, s[0:1]", 3),
 ]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
@@ -118,6 +121,18 @@ def test_identical_srcc_chain_needs_nothing():
             "v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[32:39], v[24:31], v[0:15], v40, v41 op_sel_hi:[0,0,0]\n"
             "s_endpgm\n")
     assert check_text(prog) == []
+
+
+def test_dot_accumulate_chain_and_dot_to_mfma_need_nothing():
+    # the same v_dot reading the previous result only as SrcC, and an MFMA reading a v_dot result (LLVM: 0)
+    assert check_text("v_dot2_f32_bf16 v1, v2, v3, v4\nv_dot2_f32_bf16 v1, v5, v6, v1\ns_endpgm\n") == []
+    assert check_text("v_dot2_f32_bf16 v0, v20, v21, v22\n"
+                      "v_mfma_f32_32x32x16_bf16 v[16:31], v[0:3], v[4:7], 0\ns_endpgm\n") == []
+
+
+def test_tied_accumulator_reads_its_destination():
+    found = check_text("v_exp_f32_e32 v1, v2\nv_fmac_f32_e32 v1, v3, v4\ns_endpgm\n")
+    assert [v.rule for v in found] == ["trans_to_valu"]
 
 
 def test_loop_back_edge_hazard():

@@ -35,9 +35,14 @@ valu_vgpr_to_permlane       VALU writes VGPR -> v_permlane16/32_swap reads it   
 valu_exec_to_permlane       VALU writes EXEC -> v_permlane16/32_swap                       4   (§3#18)
 setreg_to_getreg            s_setreg -> s_getreg / s_setreg of the same hardware reg      2   (§3#19)
 valu_vcc_to_div_fmas        VALU writes VCC -> v_div_fmas                                 4   (LLVM checkDivFMasHazards)
+dot_to_read                 v_dot* writes VGPR -> VALU/VMEM/DS reads it (the same dot      3   (LLVM checkMAIVALUHazards,
+                            opcode reading it only as SrcC: 0)                                 DotWrite* constants)
 ==========================  =========================================================  ======================
 
-Not modelled (as in LLVM on gfx950): WAR on MFMA SrcA/SrcB; SMEM reading SGPRs written by VALU (a
+Producers: every earlier instruction within the window is considered, not only the nearest writer of a register
+(LLVM stops at the nearest MFMA/VALU def); this can only add findings, and on clang's output it gives the same
+padding as LLVM (tests). A v_dot* result read by an MFMA needs no wait states (LLVM excludes DOT from the legacy
+VALU rule). Not modelled (as in LLVM on gfx950): WAR on MFMA SrcA/SrcB; SMEM reading SGPRs written by VALU (a
 Southern-Islands-only hazard); VALU->VALU VGPR RAW (interlocked).
 """
 from __future__ import annotations
@@ -57,7 +62,7 @@ RULES = (
     "mfma_d_to_valu_write", "mfma_srcc_to_valu_write", "valu_sgpr_to_valu", "valu_sgpr_to_vmem",
     "valu_sgpr_to_lanesel", "valu_exec_to_rwlane", "valu_vgpr_to_readlane", "trans_to_valu",
     "partial_dst_to_valu", "store_data_to_valu_write", "salu_m0_to_m0_reader", "valu_vgpr_to_permlane",
-    "valu_exec_to_permlane", "setreg_to_getreg", "valu_vcc_to_div_fmas",
+    "valu_exec_to_permlane", "setreg_to_getreg", "valu_vcc_to_div_fmas", "dot_to_read",
 )
 MAX_WINDOW = 20  # largest wait-state requirement in the table
 
@@ -144,12 +149,21 @@ def pair_rules(p: Instr, c: Instr):
     pv = _is_valu(p)
     cv = _is_valu(c)
     cb = c.base
+    if p.base.startswith("v_dot") and (cv or c.kind in ("vmem", "ds")):
+        pdv = _vregs(p.defs)
+        if pdv & c.uses:
+            if c.base == p.base:
+                srcc = parse_regs(c.operands[3]) if len(c.operands) > 3 else parse_regs(c.operands[0])
+                if pdv & (_vregs(c.uses) - srcc):
+                    yield "dot_to_read", 3
+            else:
+                yield "dot_to_read", 3
     if pv:
         pdef_v = _vregs(p.defs)
         pdef_s = _sregs(p.defs)
         pdef_exec = bool(p.defs & EXEC)
         if c.kind == "mfma":
-            if pdef_v & (c.mfma_a | c.mfma_b | c.mfma_c | c.mfma_scale):
+            if pdef_v & (c.mfma_a | c.mfma_b | c.mfma_c | c.mfma_scale) and not p.base.startswith("v_dot"):
                 yield "valu_vgpr_to_mfma", 2
             if pdef_exec:
                 yield "valu_exec_to_mfma", 4

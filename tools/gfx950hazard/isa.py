@@ -102,6 +102,8 @@ _TRANS = {
 # VALU ops with two destinations (vdst, sdst) printed as the first two operands.
 _TWO_DST = ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32",
             "v_subbrev_co_u32", "v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32")
+# VALU ops whose destination is also a source (tied accumulator: v_fmac, v_mac, v_dot*c).
+_TIED_DST = ("v_fmac", "v_mac_", "v_pk_fmac", "v_dot2c", "v_dot4c", "v_dot8c")
 # SALU / SOPP ops that write no register.
 _S_NO_DST = ("s_cmp", "s_bitcmp", "s_waitcnt", "s_barrier", "s_endpgm", "s_branch", "s_cbranch", "s_setprio",
              "s_sleep", "s_nop", "s_sendmsg", "s_trap", "s_icache_inv", "s_setreg", "s_set_gpr_idx",
@@ -326,6 +328,8 @@ def _classify(ins: Instr) -> None:
         else:
             ins.defs = parse_regs(ops[0]) if ops else set()
             ins.uses = _regs(ops[1:])
+        if m.startswith(_TIED_DST):  # dst is also read (accumulator tied to the destination)
+            ins.uses |= ins.defs
         if m.startswith("v_div_fmas"):
             ins.uses |= {("vcc", 0), ("vcc", 1)}
         ins.uses |= {("exec", 0), ("exec", 1)}

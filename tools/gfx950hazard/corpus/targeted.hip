@@ -44,3 +44,11 @@ extern "C" __global__ void mfma_then_exec(const i32x8* a, const i32x8* b, float*
   if (t < n) r = __builtin_amdgcn_readfirstlane(__float_as_int(acc[3])) + acc[5];
   out[t] = r + acc[15];
 }
+
+typedef __bf16 bf16x2 __attribute__((ext_vector_type(2)));
+// v_dot2 result read at once by a VALU (DOT -> VALU read).
+extern "C" __global__ void dot_use(const float* c, float* out, bf16x2 a, bf16x2 b) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  float d = __builtin_amdgcn_fdot2_f32_bf16(a, b, c[t], false);
+  out[t] = d + c[t];
+}
