@@ -57,6 +57,12 @@ CASES = [
     ("setreg_to_getreg", "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 3", "s_getreg_b32 s0, hwreg(HW_REG_MODE, 0, 4)", 2),
     ("valu_vcc_to_div_fmas", "v_cmp_gt_f32_e32 vcc, v1, v2", "v_div_fmas_f32 v5, v6, v7, v8", 4),
     ("dot_to_read", "v_dot2_f32_bf16 v1, v2, v3, v4", "v_add_f32_e32 v5, v1, v1", 3),
+    ("vgpr_def_to_dpp", "v_mul_f32_e32 v2, 4.0, v1",
+     "v_add_f32_dpp v1, v2, v1 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1", 2),
+    ("vgpr_def_to_dpp", "global_load_dword v3, v0, s[0:1]",
+     "v_mov_b32_dpp v3, v5 row_shr:1 row_mask:0xf bank_mask:0xf", 2),
+    ("valu_exec_to_dpp", "v_cmpx_gt_u32_e32 vcc, v60, v61",
+     "v_mov_b32_dpp v3, v5 row_shr:1 row_mask:0xf bank_mask:0xf", 5),
     ("dot_to_read", "v_dot2_f32_bf16 v1, v2, v3, v4", "v_dot2_f32_bf16 v5, v1, v3, v4", 3),
     ("dot_to_read", "v_dot2c_f32_bf16_e32 v1, v2, v3", "global_store_dword v40, v1, s[0:1]", 3),
 ]

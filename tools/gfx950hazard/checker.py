@@ -30,11 +30,15 @@ partial_dst_to_valu         VALU partial-dst write (SDWA dst_sel != DWORD, op_se
                             bit: v_cvt_pk_fp8/bf8 op_sel:[0,0,1], cvt_scale) -> VALU read
 store_data_to_valu_write    VMEM store > 8 bytes (MUBUF without SGPR soffset; FLAT/       2   (§3#16)
                             global always) -> VALU overwrites its data VGPRs
-salu_m0_to_m0_reader        SALU writes M0 -> LDS-DMA / s_sendmsg / s_movrel              1   (§3#17)
+salu_m0_to_m0_reader        SALU writes M0 -> LDS-DMA, s_sendmsg, s_movrel, v_interp,     1   (§3#17)
+                            ds_*_addtid, GDS
 valu_vgpr_to_permlane       VALU writes VGPR -> v_permlane16/32_swap reads it             2   (§3#18)
 valu_exec_to_permlane       VALU writes EXEC -> v_permlane16/32_swap                       4   (§3#18)
 setreg_to_getreg            s_setreg -> s_getreg / s_setreg of the same hardware reg      2   (§3#19)
 valu_vcc_to_div_fmas        VALU writes VCC -> v_div_fmas                                 4   (LLVM checkDivFMasHazards)
+vgpr_def_to_dpp             any instruction writes a VGPR -> DPP instruction reads it       2   (LLVM checkDPPHazards)
+                            (incl. the "old" value tied to the DPP destination)
+valu_exec_to_dpp            VALU writes EXEC -> DPP instruction                           5   (LLVM checkDPPHazards)
 dot_to_read                 v_dot* writes VGPR -> VALU/VMEM/DS reads it (the same dot      3   (LLVM checkMAIVALUHazards,
                             opcode reading it only as SrcC: 0)                                 DotWrite* constants)
 ==========================  =========================================================  ======================
@@ -63,6 +67,7 @@ RULES = (
     "valu_sgpr_to_lanesel", "valu_exec_to_rwlane", "valu_vgpr_to_readlane", "trans_to_valu",
     "partial_dst_to_valu", "store_data_to_valu_write", "salu_m0_to_m0_reader", "valu_vgpr_to_permlane",
     "valu_exec_to_permlane", "setreg_to_getreg", "valu_vcc_to_div_fmas", "dot_to_read",
+    "vgpr_def_to_dpp", "valu_exec_to_dpp",
 )
 MAX_WINDOW = 20  # largest wait-state requirement in the table
 
@@ -149,6 +154,11 @@ def pair_rules(p: Instr, c: Instr):
     pv = _is_valu(p)
     cv = _is_valu(c)
     cb = c.base
+    if c.mnemonic.endswith("_dpp"):
+        if {r for r in p.defs if r[0] == "v"} & c.uses:
+            yield "vgpr_def_to_dpp", 2
+        if pv and p.defs & EXEC:
+            yield "valu_exec_to_dpp", 5
     if p.base.startswith("v_dot") and (cv or c.kind in ("vmem", "ds")):
         pdv = _vregs(p.defs)
         if pdv & c.uses:
@@ -211,7 +221,9 @@ def pair_rules(p: Instr, c: Instr):
         if data and _vregs(c.defs) & data:
             yield "store_data_to_valu_write", 2
     if p.kind == "salu" and ("m0", 0) in p.defs:
-        m0_reader = (c.kind == "vmem" and ("m0", 0) in c.uses) or cb.startswith(("s_sendmsg", "s_movrel", "s_ttracedata"))
+        m0_reader = ((c.kind == "vmem" and ("m0", 0) in c.uses)
+                     or cb.startswith(("s_sendmsg", "s_movrel", "s_ttracedata", "v_interp"))
+                     or cb in ("ds_write_addtid_b32", "ds_read_addtid_b32") or bool(c.mods.get("gds")))
         if m0_reader:
             yield "salu_m0_to_m0_reader", 1
     if p.base.startswith("s_setreg") and (cb.startswith("s_getreg") or cb.startswith("s_setreg")):

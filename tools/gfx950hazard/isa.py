@@ -328,7 +328,7 @@ def _classify(ins: Instr) -> None:
         else:
             ins.defs = parse_regs(ops[0]) if ops else set()
             ins.uses = _regs(ops[1:])
-        if m.startswith(_TIED_DST):  # dst is also read (accumulator tied to the destination)
+        if m.startswith(_TIED_DST) or ins.mnemonic.endswith("_dpp"):  # dst also read (tied accumulator; DPP "old")
             ins.uses |= ins.defs
         if m.startswith("v_div_fmas"):
             ins.uses |= {("vcc", 0), ("vcc", 1)}

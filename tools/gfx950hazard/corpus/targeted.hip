@@ -52,3 +52,11 @@ extern "C" __global__ void dot_use(const float* c, float* out, bf16x2 a, bf16x2 
   float d = __builtin_amdgcn_fdot2_f32_bf16(a, b, c[t], false);
   out[t] = d + c[t];
 }
+
+// DPP row shift of a value computed just before (VALU -> DPP read), as row reductions do.
+extern "C" __global__ void dpp_use(const float* x, float* out) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  int v = __float_as_int(x[t] * 3.0f);
+  int s = __builtin_amdgcn_update_dpp(0, v, 0x111, 0xf, 0xf, false);  // row_shr:1
+  out[t] = __int_as_float(s) + x[t];
+}
