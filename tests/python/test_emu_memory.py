@@ -1,0 +1,228 @@
+"""Memory instructions of the gfx950 emulator: global/flat, raw buffers (range checking and the Semantics
+switch for the unverified straddling rule), scalar loads, LDS (ds_*), cross-lane LDS ops, and s_waitcnt
+checking."""
+import numpy as np
+import pytest
+
+from gfx950emu import EmuError, Machine, Semantics
+from gfx950emu.snippet import assemble_check, run_wave, snippet_program
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+RNG = np.random.default_rng(5)
+L = np.arange(64)
+
+
+def mrun(body, setup, semantics=None, exec_mask=None, lds=None):
+    assemble_check(body)
+    m = Machine(snippet_program(body, semantics))
+    sg, vg = setup(m)
+    return run_wave(m, sgprs=sg, vgprs=vg, exec_mask=exec_mask, lds=lds), m
+
+
+def split(addr):
+    return addr & 0xFFFFFFFF, addr >> 32
+
+
+def test_global_load_store_saddr_and_vaddr64():
+    data = RNG.integers(0, 2 ** 32, 256, dtype=np.uint64).astype(np.uint32)
+    st = {}
+
+    def setup(m):
+        st["src"] = m.upload(data)
+        st["dst"] = m.alloc(64 * 16)
+        s_lo, s_hi = split(st["src"])
+        d = st["dst"] + 16 * L
+        return ({4: s_lo, 5: s_hi}, {1: (4 * L).astype(np.uint32), 2: (d & 0xFFFFFFFF).astype(np.uint32),
+                                      3: (d >> 32).astype(np.uint32)})
+    body = """global_load_dword v10, v1, s[4:5] offset:16
+global_load_dwordx4 v[12:15], v1, s[4:5]
+global_load_ubyte v16, v1, s[4:5] offset:3
+global_load_sbyte v17, v1, s[4:5] offset:3
+global_load_ushort v18, v1, s[4:5] offset:2
+global_load_sshort v19, v1, s[4:5] offset:2
+v_mov_b32_e32 v20, 0x12345678
+global_load_short_d16_hi v20, v1, s[4:5]
+s_waitcnt vmcnt(0)
+global_store_dwordx4 v[2:3], v[12:15], off
+global_store_short v[2:3], v10, off offset:2"""
+    w, m = mrun(body, setup)
+    b = data.view(np.uint8)
+    np.testing.assert_array_equal(w.v[10], data[L + 4])
+    for j in range(4):
+        np.testing.assert_array_equal(w.v[12 + j], data[L + j])  # 4*l bytes = word l, then l+1..l+3
+    np.testing.assert_array_equal(w.v[16], b[4 * L + 3])
+    np.testing.assert_array_equal(w.v[17].view(np.int32), b[4 * L + 3].view(np.int8))
+    u16 = b[4 * L + 2].astype(np.uint32) | (b[4 * L + 3].astype(np.uint32) << 8)
+    np.testing.assert_array_equal(w.v[18], u16)
+    np.testing.assert_array_equal(w.v[19].view(np.int32), u16.astype(np.uint16).view(np.int16))
+    lo16 = data[L] & 0xFFFF
+    np.testing.assert_array_equal(w.v[20], (lo16 << 16) | 0x5678)
+    out = m.download(st["dst"], np.uint32, (64, 4))
+    np.testing.assert_array_equal(out[:, 1:], np.stack([data[L + j] for j in range(1, 4)], axis=1))
+    np.testing.assert_array_equal(out[:, 0], (data[L] & 0xFFFF) | ((data[L + 4] & 0xFFFF) << 16))
+
+
+def test_global_access_outside_allocations_is_an_error():
+    def setup(m):
+        a = m.upload(np.zeros(16, np.uint32))
+        lo, hi = split(a)
+        return {4: lo, 5: hi}, {1: (4 * L).astype(np.uint32)}
+    with pytest.raises(EmuError, match="outside allocated memory"):
+        mrun("global_load_dword v2, v1, s[4:5] offset:4000\ns_waitcnt vmcnt(0)", setup)
+
+
+def _bufdesc(addr, nrec):
+    lo, hi = split(addr)
+    return {8: lo, 9: hi & 0xFFFF, 10: nrec, 11: 0x00020000}
+
+
+@pytest.mark.parametrize("mode,nrec,expect_lanes", [
+    ("dword", 100, 25), ("dword", 102, 25), ("start", 102, 26), ("whole", 102, 25),
+])
+def test_buffer_load_dword_range(mode, nrec, expect_lanes):
+    data = (L + 1000).astype(np.uint32)
+
+    def setup(m):
+        a = m.upload(np.concatenate([data, data]))
+        return _bufdesc(a, nrec), {1: (4 * L).astype(np.uint32), 2: 0xDEADBEEF}
+    w, _ = mrun("buffer_load_dword v2, v1, s[8:11], 0 offen\ns_waitcnt vmcnt(0)", setup,
+                semantics=Semantics(buffer_oob=mode))
+    np.testing.assert_array_equal(w.v[2], np.where(L < expect_lanes, data, 0))
+
+
+@pytest.mark.parametrize("mode,nrec,full,part", [
+    ("dword", 104, 6, [1, 1, 0, 0]), ("start", 100, 7, None), ("whole", 108, 6, None),
+])
+def test_buffer_load_dwordx4_straddling(mode, nrec, full, part):
+    data = np.arange(1, 257, dtype=np.uint32)
+
+    def setup(m):
+        a = m.upload(data)
+        return _bufdesc(a, nrec), {1: (16 * L).astype(np.uint32)}
+    w, _ = mrun("buffer_load_dwordx4 v[4:7], v1, s[8:11], 0 offen\ns_waitcnt vmcnt(0)", setup,
+                semantics=Semantics(buffer_oob=mode))
+    got = np.stack([w.v[4 + j] for j in range(4)], axis=1)
+    want = np.where(L[:, None] < full, data[4 * L[:, None] + np.arange(4)], 0)
+    if part is not None:
+        want[full] = np.where(np.array(part, bool), data[4 * full + np.arange(4)], 0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_buffer_soffset_and_imm_offset_and_store_drop():
+    data = (L + 7).astype(np.uint32)
+    st = {}
+
+    def setup(m):
+        st["a"] = m.upload(np.concatenate([data, np.zeros(64, np.uint32)]))
+        sg = _bufdesc(st["a"], 100)
+        sg[12] = 8
+        return sg, {1: (4 * L).astype(np.uint32), 3: (L + 500).astype(np.uint32)}
+    body = """buffer_load_dword v2, v1, s[8:11], s12 offen
+buffer_load_dword v4, v1, s[8:11], 0 offen offset:4
+buffer_store_dword v3, v1, s[8:11], 0 offen offset:128
+s_waitcnt vmcnt(0)"""
+    w, m = mrun(body, setup)
+    # soffset (8 bytes) moves the address but is not range-checked: lanes 0..24 load words l+2
+    np.testing.assert_array_equal(w.v[2], np.where(L < 25, data[np.minimum(L + 2, 63)], 0))
+    np.testing.assert_array_equal(w.v[4], np.where(L < 24, data[np.minimum(L + 1, 63)], 0))
+    out = m.download(st["a"], np.uint32, (128,))
+    # stores at 128 + 4l: in range (< 100)? none -> all dropped
+    np.testing.assert_array_equal(out[32:], np.concatenate([data[32:], np.zeros(64, np.uint32)]))
+
+
+def test_scalar_loads():
+    data = np.arange(100, 132, dtype=np.uint32)
+
+    def setup(m):
+        a = m.upload(data)
+        lo, hi = split(a)
+        sg = {4: lo, 5: hi, 6: 8}
+        sg.update({32 + k: v for k, v in _bufdesc(a, 40).items()})
+        return sg, {}
+    body = """s_load_dwordx4 s[8:11], s[4:5], 0x10
+s_load_dword s12, s[4:5], s6
+s_load_dwordx8 s[16:23], s[4:5], 0x0
+s_buffer_load_dwordx4 s[24:27], s[28:31], 0x20
+s_waitcnt lgkmcnt(0)"""
+    body = body.replace("s[28:31]", "s[40:43]")
+    w, _ = mrun(body, setup)
+    assert w.s[8:12] == list(data[4:8])
+    assert w.s[12] == data[2]
+    assert w.s[24:28] == [data[8], data[9], 0, 0]  # num_records 40 bytes: dwords 10, 11 out of range
+
+
+def test_lds_read_write_variants():
+    x = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    y = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    body = """v_lshlrev_b32_e32 v1, 3, v0
+ds_write_b64 v1, v[2:3]
+ds_write2_b32 v1, v3, v2 offset0:128 offset1:129
+ds_write2st64_b32 v1, v2, v3 offset0:4 offset1:6
+ds_write_b16 v1, v2 offset:3000
+s_waitcnt lgkmcnt(0)
+ds_read_b64 v[4:5], v1
+ds_read2_b32 v[6:7], v1 offset0:128 offset1:129
+ds_read2st64_b32 v[8:9], v1 offset0:4 offset1:6
+ds_read_u16 v10, v1 offset:3000
+ds_read_b128 v[12:15], v1 offset:512
+ds_read_u8 v16, v1 offset:1
+s_waitcnt lgkmcnt(0)"""
+    w, _ = mrun(body, lambda m: ({}, {0: L.astype(np.uint32), 2: x, 3: y}))
+    np.testing.assert_array_equal(w.v[4], x)
+    np.testing.assert_array_equal(w.v[5], y)
+    np.testing.assert_array_equal(w.v[6], y)
+    np.testing.assert_array_equal(w.v[7], x)
+    np.testing.assert_array_equal(w.v[8], x)
+    np.testing.assert_array_equal(w.v[9], y)
+    np.testing.assert_array_equal(w.v[10], x & 0xFFFF)
+    np.testing.assert_array_equal(w.v[16], (x >> 8) & 0xFF)
+    lds = w.lds.buf[: 2048].view(np.uint32)
+    np.testing.assert_array_equal(w.v[12], lds[2 * L + 128])
+
+
+def test_lds_outside_allocation_is_an_error():
+    with pytest.raises(EmuError, match="outside the workgroup's 65536-byte LDS"):
+        mrun("ds_write_b32 v1, v2 offset:65532\ns_waitcnt lgkmcnt(0)", lambda m: ({}, {1: 4 * L, 2: 1}))
+
+
+def test_bpermute_permute_swizzle():
+    x = (L * 10 + 3).astype(np.uint32)
+    src = RNG.integers(0, 64, 64)
+    body = """ds_bpermute_b32 v3, v1, v2
+ds_permute_b32 v4, v5, v2
+ds_swizzle_b32 v6, v2 offset:swizzle(SWAP,16)
+ds_swizzle_b32 v7, v2 offset:swizzle(QUAD_PERM,3,2,1,0)
+ds_swizzle_b32 v8, v2 offset:swizzle(BROADCAST,8,5)
+s_waitcnt lgkmcnt(0)"""
+    perm = RNG.permutation(64)
+    w, _ = mrun(body, lambda m: ({}, {1: (4 * src).astype(np.uint32), 2: x, 5: (4 * perm).astype(np.uint32)}))
+    np.testing.assert_array_equal(w.v[3], x[src])
+    inv = np.empty(64, int)
+    inv[perm] = L
+    np.testing.assert_array_equal(w.v[4], x[inv])
+    np.testing.assert_array_equal(w.v[6], x[(L & 32) | ((L & 31) ^ 16)])
+    np.testing.assert_array_equal(w.v[7], x[(L & ~3) | (3 - (L & 3))])
+    np.testing.assert_array_equal(w.v[8], x[(L & ~7) | 5])
+
+
+def test_waitcnt_counts_in_order():
+    def setup(m):
+        a = m.upload(np.arange(64, dtype=np.uint32))
+        lo, hi = split(a)
+        return {4: lo, 5: hi}, {1: (4 * L).astype(np.uint32)}
+    ok = """global_load_dword v2, v1, s[4:5]
+global_load_dword v3, v1, s[4:5]
+s_waitcnt vmcnt(1)
+v_mov_b32_e32 v4, v2
+s_waitcnt vmcnt(0)
+v_mov_b32_e32 v5, v3"""
+    w, _ = mrun(ok, setup)
+    np.testing.assert_array_equal(w.v[5], L)
+    bad = ok.replace("v_mov_b32_e32 v4, v2", "v_mov_b32_e32 v4, v3")
+    with pytest.raises(EmuError, match="uses v3 before the s_waitcnt"):
+        mrun(bad, setup)
+    # overwriting a pending load's destination is also a hazard
+    with pytest.raises(EmuError, match="uses v2"):
+        mrun("global_load_dword v2, v1, s[4:5]\nv_mov_b32_e32 v2, 0\ns_waitcnt vmcnt(0)", setup)
+    # the check can be switched off
+    mrun(bad, setup, semantics=Semantics(waitcnt_check=False))
