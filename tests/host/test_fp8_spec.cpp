@@ -262,3 +262,24 @@ TEST_CASE("block max code finding (DESIGN.md): code 121 beats 120 for Lean P") {
   }
   CHECK(zyfa::host::kBlockMaxCode == 121);
 }
+
+TEST_CASE("fp8_probabilities: rows sum to 1 over visible keys and approach the fp64 probabilities") {
+  Shape s;
+  s.seqlen_q = 20, s.seqlen_k = 150, s.num_heads = 2, s.num_heads_k = 1, s.causal = true;
+  Problem pr(s, DType::e4m3fn, gaussian(81), gaussian(82), gaussian(83));
+  for (Fp8Recipe rc : kAll)
+    for (std::int64_t i : {0, 7, 19}) {
+      const auto pf = zyfa::host::fp8_probabilities(pr.params, rc, 0, 1, i);
+      const auto pr64 = zyfa::host::reference_probabilities(pr.params, 0, 1, i);
+      REQUIRE(pf.size() == 150);
+      double sum = 0, tv = 0;
+      for (std::int64_t j = 0; j < 150; ++j) {
+        sum += pf[j];
+        tv += std::fabs(pf[j] - pr64[j]);
+        if (j > i + 130) CHECK(pf[j] == 0.0);
+      }
+      // aiter_like/scaled_p normalise by the unrounded row sum: their rows sum to 1 only approximately
+      CHECK(sum == doctest::Approx(1.0).epsilon(rc == Fp8Recipe::zyfa || rc == Fp8Recipe::zyfa_exact ? 1e-6 : 0.05));
+      CHECK(tv < 0.1);
+    }
+}

@@ -281,6 +281,18 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
   return r;
 }
 
+/// Effective attention probabilities [seqlen_k] of query row i of (batch b, query head h) under `recipe`
+/// (see fp8_row's `probs`; 0 for masked keys, all 0 if the row sees no key). For KL divergences against
+/// reference_probabilities (reference.hpp). p: e4m3fn params in host memory.
+inline std::vector<double> fp8_probabilities(const AttentionParams& p, Fp8Recipe recipe, std::int64_t b, std::int64_t h,
+                                             std::int64_t i) {
+  const std::int64_t hk = h / p.group_size();
+  const HeadMatrix q = decode_q(p, b, h), k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+  std::vector<double> probs;
+  fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v, &probs);
+  return probs;
+}
+
 /// Output of fp8_attention: out_f32 / out_bf16 [batch, seqlen_q, num_heads, head_dim_v] dense row-major
 /// (out_bf16 = float_to_bf16(out_f32)), lse [batch, num_heads, seqlen_q] fp32 natural log.
 struct Fp8Output {
