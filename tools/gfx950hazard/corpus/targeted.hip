@@ -60,3 +60,14 @@ extern "C" __global__ void dpp_use(const float* x, float* out) {
   int s = __builtin_amdgcn_update_dpp(0, v, 0x111, 0xf, 0xf, false);  // row_shr:1
   out[t] = __int_as_float(s) + x[t];
 }
+
+typedef short s16x2 __attribute__((ext_vector_type(2)));
+// gfx950 scaled fp8 down-convert into the high half (op_sel dst), read at once (cvt-scale forwarding).
+extern "C" __global__ void cvt_scale_hi(const float* x, unsigned* out, float sc) {
+  int t = __builtin_amdgcn_workitem_id_x();
+  s16x2 w = {0, 0};
+  w = __builtin_amdgcn_cvt_scalef32_pk_fp8_f32(w, x[t], x[t + 64], sc, false);
+  w = __builtin_amdgcn_cvt_scalef32_pk_fp8_f32(w, x[t + 128], x[t + 192], sc, true);
+  unsigned u = (unsigned short)w[0] | ((unsigned)(unsigned short)w[1] << 16);
+  out[t] = u ^ (u >> 3);
+}
