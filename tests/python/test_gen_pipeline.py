@@ -163,3 +163,26 @@ def test_check_mode_detects_a_stale_file(tmp_path):
     inc.write_text(inc.read_text().replace("0x7f, 0x45", "0x7f, 0x46", 1))
     r = subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1 and "stale" in r.stderr
+
+
+def test_agpr_accumulators_set_accum_offset_and_counts():
+    """A kernel whose MFMA accumulates in AGPRs: accum_offset after the VGPRs, unified count in the descriptor."""
+    from zyfa_gen.build import assemble_and_link
+    from zyfa_gen.ir import A
+    from zyfa_gen.kernel import KernelSpec
+    p = Program()
+    p.op("v_mov_b32_e32", V(40), 127)
+    p.op("v_mov_b32_e32", V(41), 127)
+    p.mfma_scale_f32_32x32x64_fp8(A(0, 16), V(8, 8), V(16, 8), 0, V(40), V(41))
+    p.op("v_accvgpr_read_b32", V(0), A(15))
+    p.op("s_endpgm")
+    spec = KernelSpec("zyfa_test_agpr", "AGPR test kernel", [], p)
+    asm = emit_kernel(spec, "test")
+    assert ".amdhsa_accum_offset 44" in asm and ".amdhsa_next_free_vgpr 60" in asm
+    assert check_text(asm) == []
+    co = assemble_and_link(asm)
+    _, _, _, _, _, secs, syms = _elf(co)
+    shndx, kd_addr, _ = syms["zyfa_test_agpr.kd"]
+    kd = co[secs[shndx][4] + kd_addr - secs[shndx][3]:][:64]
+    rsrc3, rsrc1 = struct.unpack_from("<II", kd, 44)
+    assert rsrc1 & 0x3F == (60 + 7) // 8 - 1 and rsrc3 & 0x3F == 44 // 4 - 1

@@ -55,7 +55,7 @@ def _body_lines(spec: KernelSpec) -> list:
     return out
 
 
-def _metadata(spec: KernelSpec, vgprs: int, sgprs: int) -> list:
+def _metadata(spec: KernelSpec, vgprs: int, sgprs: int, agprs: int) -> list:
     L = ["\t.amdgpu_metadata", "---", "amdhsa.kernels:", "  - .args:"]
     for a in spec.args:
         L.append(f"      - .name:           {a.name}")
@@ -75,7 +75,7 @@ def _metadata(spec: KernelSpec, vgprs: int, sgprs: int) -> list:
         "    .private_segment_fixed_size: 0",
         f"    .sgpr_count:     {sgprs}",
         f"    .symbol:         {spec.name}.kd",
-        "    .agpr_count:     0",
+        f"    .agpr_count:     {agprs}",
         f"    .vgpr_count:     {vgprs}",
         "    .wavefront_size: 64",
         "amdhsa.target:   amdgcn-amd-amdhsa--gfx950",
@@ -91,10 +91,14 @@ def _metadata(spec: KernelSpec, vgprs: int, sgprs: int) -> list:
 def emit_kernel(spec: KernelSpec, source: str) -> str:
     """Assembly text of `spec`. `source` names the kernel module for the banner (repo-relative path)."""
     mr = spec.program.max_reg
-    if mr["a"] >= 0:
-        raise GeneratorError(f"{spec.name}: AGPR use is not supported by this emitter yet")
-    vgprs = max(mr["v"] + 1, 1)
-    accum_offset = (vgprs + 3) // 4 * 4
+    # unified register file (gfx950-facts.md §4): AGPRs start at accum_offset (multiple of 4 in [4, 256]);
+    # next_free_vgpr counts VGPRs + AGPRs up to 512, as LLVM's .vgpr_count does.
+    arch_vgprs = max(mr["v"] + 1, 1)
+    accum_offset = (arch_vgprs + 3) // 4 * 4
+    agprs = mr["a"] + 1
+    vgprs = accum_offset + agprs if agprs else arch_vgprs
+    if vgprs > 512:
+        raise GeneratorError(f"{spec.name}: {arch_vgprs} VGPRs + {agprs} AGPRs exceed the 512-register file")
     sgprs = max(mr["s"] + 1, 3)  # s0..s2 are set up by the dispatcher
     body = _body_lines(spec)
     uses_vcc = any(isinstance(x, Op) and any("vcc" in str(o) for o in x.operands) or
@@ -139,7 +143,7 @@ def emit_kernel(spec: KernelSpec, source: str) -> str:
         "\t\t.amdhsa_dx10_clamp 1",
         "\t.end_amdhsa_kernel",
         "",
-        *_metadata(spec, vgprs, sgprs),
+        *_metadata(spec, vgprs, sgprs, agprs),
         "",
     ]
     text = "\n".join(lines)

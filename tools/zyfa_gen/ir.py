@@ -142,6 +142,8 @@ class Program:
                 raise IRError(f"{name}: {what} must be {n} VGPRs/AGPRs, got {r}")
             if r.lo % 2:
                 raise IRError(f"{name}: {what} tuple {r} must start at an even register")
+        if a.file not in ("v", "a") or b.file not in ("v", "a") or d.file not in ("v", "a"):
+            raise IRError(f"{name}: A, B, D must be VGPRs or AGPRs")
         if isinstance(c, Reg):
             if c.n != 16 or c.lo % 2 or c.file != d.file:
                 raise IRError(f"{name}: SrcC {c} must be 16 registers of D's file, even-aligned")
