@@ -94,3 +94,22 @@ def test_full_range_values_scales_strides(program):
     # the comparison can fail: a kernel that ignored the scales would be far off
     plain = qv @ kv.T
     assert np.max(np.abs(plain - ref) / (mag + 1e-30)) > 1e-2
+
+
+def test_embedded_code_object_bytes_run_in_the_emulator(tmp_path):
+    """The byte array shipped in include/zyfa/fp8/*.inc (disassembled with its kernel descriptor and metadata by
+    the emulator) computes the same S as the reference: the header, not only the .s, is checked."""
+    import re
+    inc = (ROOT / "include" / "zyfa" / "fp8" / f"{NAME}.inc").read_text()
+    body = inc[inc.index("_code_object["):]
+    co = tmp_path / "k.co"
+    co.write_bytes(bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", body)))
+    prog = Program.from_code_object(str(co))
+    rng = np.random.default_rng(4)
+    qv = _fp8(rng.integers(-2, 3, (32, 128)))
+    kv = _fp8(rng.integers(-2, 3, (128, 128)))
+    qs = rng.integers(124, 131, (32, 4)).astype(np.uint8)
+    ks = rng.integers(124, 131, (128, 4)).astype(np.uint8)
+    s = _run(prog, qv.view(np.uint8), kv.view(np.uint8), qs, ks)
+    np.testing.assert_array_equal(s.astype(np.float64),
+                                  _reference(qv.astype(np.float32), kv.astype(np.float32), qs, ks))
