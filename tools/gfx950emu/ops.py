@@ -28,6 +28,13 @@ _ZERO64 = np.zeros(64, np.uint32)
 
 # ----------------------------------------------------------------------------------------------- helpers
 
+def _b64(x):
+    """x as a (64,) lane array (no copy when it already is one)."""
+    if type(x) is np.ndarray and x.shape == (64,):
+        return x
+    return np.broadcast_to(x, (64,))
+
+
 def int_to_mask(x: int) -> np.ndarray:
     """64-bit lane mask -> bool[64]."""
     return np.unpackbits(np.array([x & M64], np.uint64).view(np.uint8), bitorder="little").astype(bool)
@@ -219,10 +226,10 @@ def _to_bits(res, t):
         return (a.astype(np.int64) & M32).astype(np.uint32)
     if t in ("u64", "i64"):
         a = np.asarray(res)
-        return np.ascontiguousarray(np.broadcast_to(a.astype(np.uint64), (64,))).view(np.uint32).reshape(64, 2).T
+        return np.ascontiguousarray(_b64(a.astype(np.uint64))).view(np.uint32).reshape(64, 2).T
     if t == "f64":
         a = np.asarray(res, np.float64)
-        return np.ascontiguousarray(np.broadcast_to(a, (64,))).view(np.uint32).reshape(64, 2).T
+        return np.ascontiguousarray(_b64(a)).view(np.uint32).reshape(64, 2).T
     raise EmuError(f"internal: dst type {t}")
 
 
@@ -255,24 +262,19 @@ def _bfe_i(v, off, wid):
 
 
 def _perm(s0, s1, sel):
-    # v_perm_b32: bytes of {s0, s1} (s1 = bytes 0-3, s0 = bytes 4-7) selected by each byte of sel.
-    comb = (_u(s0).astype(np.uint64) << np.uint64(32)) | _u(s1).astype(np.uint64)
-    sel = _u(sel)
-    out = np.zeros(np.broadcast(comb, sel).shape, np.uint64)
-    for b in range(4):
-        sb = ((sel >> (8 * b)) & 0xFF).astype(np.uint64)
-        byte = (comb >> ((sb & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
-        s = sb.astype(np.int64)
-        # 8..11: sign bits of bytes 1,3,5,7 replicated; 12: 0x00; >=13: 0xFF
-        sgn = lambda n: np.where((comb >> np.uint64(8 * n + 7)) & np.uint64(1), np.uint64(0xFF), np.uint64(0))
-        byte = np.where(s == 8, sgn(1), byte)
-        byte = np.where(s == 9, sgn(3), byte)
-        byte = np.where(s == 10, sgn(5), byte)
-        byte = np.where(s == 11, sgn(7), byte)
-        byte = np.where(s == 12, np.uint64(0), byte)
-        byte = np.where(s >= 13, np.uint64(0xFF), byte)
-        out |= byte << np.uint64(8 * b)
-    return out
+    """v_perm_b32: byte k of the result is chosen by byte k of sel from {s0, s1} (s1 = bytes 0-3, s0 = bytes
+    4-7); selector 8..11 = sign (bit 7) of bytes 1, 3, 5, 7 replicated; 12 = 0x00; 13 and above = 0xFF."""
+    s0, s1, sel = np.broadcast_arrays(_u(s0), _u(s1), _u(sel))
+    n = s0.size
+    tab = np.empty((n, 14), np.uint8)
+    tab[:, 0:4] = np.ascontiguousarray(s1.reshape(n)).view(np.uint8).reshape(n, 4)
+    tab[:, 4:8] = np.ascontiguousarray(s0.reshape(n)).view(np.uint8).reshape(n, 4)
+    tab[:, 8:12] = np.where(tab[:, [1, 3, 5, 7]] & 0x80, 0xFF, 0)
+    tab[:, 12] = 0
+    tab[:, 13] = 0xFF
+    idx = np.minimum(np.ascontiguousarray(sel.reshape(n)).view(np.uint8).reshape(n, 4), 13)
+    out = np.take_along_axis(tab, idx.astype(np.intp), axis=1)
+    return np.ascontiguousarray(out).view(np.uint32).reshape(s0.shape)
 
 
 def _med3(a, b, c):
@@ -546,7 +548,7 @@ def _dpp_wrap(ins: Instr, raw):
     bound = "bound_ctrl" in ins.mods
 
     def reader(w):
-        x = np.broadcast_to(raw(w), (64,))[srcc]
+        x = _b64(raw(w))[srcc]
         ok = valid & w.mask()[srcc]
         return np.where(ok, x, np.uint32(0)).astype(np.uint32)
 
@@ -926,7 +928,7 @@ class Compiler:
 
         def f(w):
             m = w.mask()
-            r = np.broadcast_to(fn(a(w), b(w)), (64,)) & m
+            r = _b64(fn(a(w), b(w))) & m
             val = mask_to_int(r)
             wr(w, val)
             if is_x:
@@ -942,8 +944,8 @@ class Compiler:
         is_x = base.startswith("v_cmpx")
 
         def f(w):
-            x = np.broadcast_to(a(w), (64,))
-            k = np.broadcast_to(_u(b(w)), (64,))
+            x = _b64(a(w))
+            k = _b64(_u(b(w)))
             bits = x.view(np.uint32)
             sub = (np.abs(x) < np.float32(1.1754944e-38)) & (x != 0)
             neg = (bits >> 31) == 1
@@ -1012,14 +1014,14 @@ class Compiler:
                 # v_pk_mov_b32 d, s0, s1 op_sel:[x,y]: d.lo = s0[x], d.hi = s1[y]
                 rlo = readers[0](w, sel[0])
                 rhi = readers[1](w, sel[1])
-                res = np.stack([np.broadcast_to(rlo, (64,)), np.broadcast_to(rhi, (64,))])
+                res = np.stack([_b64(rlo), _b64(rhi)])
             else:
                 if nsrc == 2:
                     lo.append(None)
                     hi.append(None)
                 rl = np.asarray(fn(*lo), np.float32)
                 rh = np.asarray(fn(*hi), np.float32)
-                res = np.stack([np.broadcast_to(rl, (64,)), np.broadcast_to(rh, (64,))]).view(np.uint32)
+                res = np.stack([_b64(rl), _b64(rh)]).view(np.uint32)
             write(w, res, w.mask())
         return f
 
@@ -1145,7 +1147,7 @@ class Compiler:
                 mk = w.mask()
                 if not mk.any():
                     return
-                a = np.broadcast_to(addr(w), (64,))[mk]
+                a = _b64(addr(w))[mk]
                 raw = w.machine.mem.gather(a, size, what)
                 _load_result(w, di, nreg, raw, fmt, mk)
             return ld, "vm", _reg_keys(dst)
@@ -1155,7 +1157,7 @@ class Compiler:
             mk = w.mask()
             if not mk.any():
                 return
-            a = np.broadcast_to(addr(w), (64,))[mk]
+            a = _b64(addr(w))[mk]
             w.machine.mem.scatter(a, rdata(w)[mk], what)
         return st, "vm", ()
 
@@ -1275,7 +1277,7 @@ class Compiler:
             def bp(w):
                 mk = w.mask()
                 lane = ((ra(w).astype(np.int64) + imm) >> 2) & 63
-                data = np.broadcast_to(rd(w), (64,))
+                data = _b64(rd(w))
                 if perm:
                     out = np.zeros(64, np.uint32)
                     src = np.nonzero(mk)[0]
@@ -1293,7 +1295,7 @@ class Compiler:
 
             def sw(w):
                 mk = w.mask()
-                data = np.broadcast_to(rs(w), (64,))
+                data = _b64(rs(w))
                 out = np.where(mk[src], data[src], np.uint32(0)).astype(np.uint32)
                 np.copyto(w.v[di], out, where=mk)
             return sw, "lgkm", _reg_keys(ops[0])
@@ -1352,7 +1354,7 @@ class Compiler:
 
             def r1(w):
                 mk = w.mask()
-                a = np.broadcast_to(ra(w), (64,))[mk].astype(np.int64) + imm
+                a = _b64(ra(w))[mk].astype(np.int64) + imm
                 _load_result(w, di, nreg, w.lds.gather(a, size, what), fmt, mk)
             return r1, "lgkm", _reg_keys(dst)
         _need(ins, 2)
@@ -1362,7 +1364,7 @@ class Compiler:
 
         def w1(w):
             mk = w.mask()
-            a = np.broadcast_to(ra(w), (64,))[mk].astype(np.int64) + imm
+            a = _b64(ra(w))[mk].astype(np.int64) + imm
             w.lds.scatter(a, sd(w)[mk], what)
         return w1, "lgkm", ()
 
@@ -1462,7 +1464,7 @@ def _store_reader(op: Operand, size: int, fmt: str):
     shift = 16 if fmt == "hi" else 0
 
     def f(w):
-        v = np.broadcast_to(r(w), (64,)) >> shift
+        v = _b64(r(w)) >> shift
         return np.ascontiguousarray(v.astype("<u4")).view(np.uint8).reshape(64, 4)[:, :size]
     return f
 
@@ -1535,7 +1537,7 @@ def _sp_carry(c: Compiler, ins: Instr, base: str, enc: str):
             r = b - a - cin
             co = r < 0
         wr(w, (r & M32).astype(np.uint32), m)
-        ws(w, mask_to_int(np.broadcast_to(co, (64,)) & m))
+        ws(w, mask_to_int(_b64(co) & m))
     return f
 
 
@@ -1562,7 +1564,7 @@ def _sp_mad64(c: Compiler, ins: Instr, base: str, enc: str):
             r = prod + np.asarray(rc(w), np.uint64)
             co = r < prod
         wr(w, _to_bits(r, "u64"), m)
-        ws(w, mask_to_int(np.broadcast_to(co, (64,)) & m))
+        ws(w, mask_to_int(_b64(co) & m))
     return f
 
 
@@ -1591,7 +1593,7 @@ def _sp_readlane(c: Compiler, ins: Instr, base: str, enc: str):
         def f(w):
             m = w.mask()
             lane = int(np.argmax(m)) if m.any() else 0
-            ws(w, int(np.broadcast_to(r(w), (64,))[lane]))
+            ws(w, int(_b64(r(w))[lane]))
         return f
     if base == "v_readlane_b32":
         _need(ins, 3)
@@ -1600,7 +1602,7 @@ def _sp_readlane(c: Compiler, ins: Instr, base: str, enc: str):
         ws = swrite(ops[0])
 
         def g(w):
-            ws(w, int(np.broadcast_to(r(w), (64,))[sl(w) & 63]))
+            ws(w, int(_b64(r(w))[sl(w) & 63]))
         return g
     _need(ins, 3)  # v_writelane_b32 vdst, ssrc, lane
     di = _vidx(ops[0])
@@ -1621,7 +1623,7 @@ def _sp_mbcnt(c: Compiler, ins: Instr, base: str, enc: str):
     below = (np.arange(32)[None, :] < np.clip(lanes, 0, 32)[:, None])
 
     def f(w):
-        x = np.broadcast_to(ra(w), (64,))
+        x = _b64(ra(w))
         bits = ((x[:, None] >> np.arange(32, dtype=np.uint32)[None, :]) & 1).astype(bool)
         cnt = (bits & below).sum(axis=1)
         wr(w, (cnt + _i(rb(w))).astype(np.uint32), w.mask())
@@ -1650,8 +1652,8 @@ def _sp_cvt_pk_f8(c: Compiler, ins: Instr, base: str, enc: str):
     sem = c.sem
 
     def f(w):
-        lo8 = f32_to_fp8_bits(np.broadcast_to(ra(w), (64,)), fmt, sem.fp8_overflow)
-        hi8 = f32_to_fp8_bits(np.broadcast_to(rb(w), (64,)), fmt, sem.fp8_overflow)
+        lo8 = f32_to_fp8_bits(_b64(ra(w)), fmt, sem.fp8_overflow)
+        hi8 = f32_to_fp8_bits(_b64(rb(w)), fmt, sem.fp8_overflow)
         word = lo8 | (hi8 << 8)
         old = w.v[di]
         if hi:
@@ -1687,7 +1689,7 @@ def _sp_cvt_f32_f8(c: Compiler, ins: Instr, base: str, enc: str):
     wr = vwrite(d, 2 if pk else 1)
 
     def f(w):
-        x = (np.broadcast_to(r(w), (64,)) >> shift)
+        x = (_b64(r(w)) >> shift)
         if pk:
             v0 = fp8_decode(x & 0xFF, fmt).astype(np.float32)
             v1 = fp8_decode((x >> 8) & 0xFF, fmt).astype(np.float32)
@@ -1727,8 +1729,8 @@ def _sp_cvt_scalef32(c: Compiler, ins: Instr, base: str, enc: str):
 
         def down(w):
             e = _scale_exp(rs(w))
-            x0 = np.ldexp(np.broadcast_to(ra(w), (64,)).astype(np.float64), -e).astype(np.float32)
-            x1 = np.ldexp(np.broadcast_to(rb(w), (64,)).astype(np.float64), -e).astype(np.float32)
+            x0 = np.ldexp(_b64(ra(w)).astype(np.float64), -e).astype(np.float32)
+            x1 = np.ldexp(_b64(rb(w)).astype(np.float64), -e).astype(np.float32)
             word = f32_to_fp8_bits(x0, to, sem.fp8_overflow) | (f32_to_fp8_bits(x1, to, sem.fp8_overflow) << 8)
             old = w.v[di]
             new = (old & np.uint32(0xFFFF)) | (word << 16) if hi else (old & np.uint32(0xFFFF0000)) | word
@@ -1742,7 +1744,7 @@ def _sp_cvt_scalef32(c: Compiler, ins: Instr, base: str, enc: str):
 
     def up(w):
         e = _scale_exp(rs(w))
-        x = np.broadcast_to(rsrc(w), (64,)) >> shift
+        x = _b64(rsrc(w)) >> shift
         if pk:
             v0 = np.ldexp(fp8_decode(x & 0xFF, frm), e).astype(np.float32)
             v1 = np.ldexp(fp8_decode((x >> 8) & 0xFF, frm), e).astype(np.float32)
