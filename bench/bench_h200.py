@@ -55,12 +55,13 @@ def time_ms(fn, reps):
 
 def sweep_variants(ext, stream, reps):
     """TFLOP/s of each tile variant on a few shapes (16K tokens), printed as a table."""
-    print("variant sweep (TFLOP/s): dqk dv BlockM BlockN Warps | causal 2K, causal 8K, causal 16K, non-causal 8K")
+    print("variant sweep (TFLOP/s): dqk dv BlockM BlockN Warps Skip | causal 1K 2K 4K 8K 16K | non-causal 2K 8K")
     for i in range(ext.num_variants()):
-        dqk, dv, bm, bn, w = ext.variant_desc(i)
+        dqk, dv, bm, bn, w, skip = ext.variant_desc(i)
         heads = 16 if dqk != dv else 2048 // dv
         res = []
-        for causal, s in ((True, 2048), (True, 8192), (True, 16384), (False, 8192)):
+        for causal, s in ((True, 1024), (True, 2048), (True, 4096), (True, 8192), (True, 16384), (False, 2048),
+                          (False, 8192)):
             b = 16384 // s
             q = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
@@ -69,7 +70,7 @@ def sweep_variants(ext, stream, reps):
             flop = 4.0 * b * heads * s * s * (dqk + dv) / 2 / (2 if causal else 1)
             ms = time_ms(lambda: ext.forward_variant(i, q, k, v, out, None, causal, stream), reps)
             res.append(f"{flop / ms / 1e9:6.1f}")
-        print(f"  {dqk:3d} {dv:3d} {bm:3d} {bn:3d} {w:2d} | " + ", ".join(res), flush=True)
+        print(f"  {dqk:3d} {dv:3d} {bm:3d} {bn:3d} {w:2d} {skip} | " + " ".join(res), flush=True)
 
 
 def main():

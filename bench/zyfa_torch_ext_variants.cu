@@ -9,19 +9,21 @@
 namespace {
 using zyfa::kernels::KernelConfig;
 struct Variant {
-  int dqk, dv, block_m, block_n, warps;
+  int dqk, dv, block_m, block_n, warps, skip_rescale;
   zyfa::Status (*launch)(const zyfa::AttentionParams&, zyfa::rt::stream_t);
 };
-template <int DQK, int DV, int BM, int BN, int W>
+template <int DQK, int DV, int BM, int BN, int W, bool Skip = true>
 Variant make() {
-  return {DQK, DV, BM, BN, W, &zyfa::bf16::launch<KernelConfig<DQK, DV, BM, BN, W>>};
+  return {DQK, DV, BM, BN, W, Skip, &zyfa::bf16::launch<KernelConfig<DQK, DV, BM, BN, W, Skip>>};
 }
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> v = {
-      make<64, 64, 128, 64, 8>(),    make<64, 64, 64, 64, 4>(),    make<64, 64, 128, 128, 8>(),
-      make<128, 128, 128, 64, 8>(),  make<128, 128, 64, 64, 4>(),  make<128, 128, 128, 128, 8>(),
-      make<256, 256, 128, 64, 8>(),  make<256, 256, 64, 64, 4>(),
-      make<192, 128, 128, 64, 8>(),  make<192, 128, 64, 64, 4>(),
+      make<64, 64, 128, 64, 8>(),    make<64, 64, 64, 128, 4>(),   make<64, 64, 128, 128, 8>(),
+      make<64, 64, 64, 64, 4>(),
+      make<128, 128, 128, 64, 8>(),  make<128, 128, 64, 128, 4>(), make<128, 128, 128, 128, 8>(),
+      make<128, 128, 128, 64, 4>(),  make<128, 128, 64, 64, 4>(),
+      make<256, 256, 128, 64, 8, false>(), make<256, 256, 128, 64, 8>(), make<256, 256, 64, 64, 4, false>(),
+      make<192, 128, 128, 64, 8>(),  make<192, 128, 64, 128, 4>(), make<192, 128, 128, 128, 8>(),
   };
   return v;
 }
@@ -37,11 +39,11 @@ zyfa::TensorRef make_ref(void* p, const std::int64_t* shape, const std::int64_t*
 }
 }  // namespace
 
-/// Number of variants and their description "dqk dv BlockM BlockN Warps" (index i).
+/// Number of variants and their description "dqk dv BlockM BlockN Warps SkipRescale" (index i).
 int zyfa_ext_num_variants() { return static_cast<int>(variants().size()); }
 std::vector<int> zyfa_ext_variant_desc(int i) {
   const Variant& v = variants().at(i);
-  return {v.dqk, v.dv, v.block_m, v.block_n, v.warps};
+  return {v.dqk, v.dv, v.block_m, v.block_n, v.warps, v.skip_rescale};
 }
 
 std::string zyfa_ext_forward_variant(int idx, void* q, const std::int64_t* q_shape, const std::int64_t* q_stride,

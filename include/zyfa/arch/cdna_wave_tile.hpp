@@ -67,6 +67,8 @@ struct WaveTile32 {
   __device__ static float row_max(float x) { return kernels::fmax_(x, swap_halves(x, lane_id())); }
   __device__ static float row_sum(float x) { return x + swap_halves(x, lane_id()); }
   __device__ static float exp2(float x) { return zyfa::dev::exp2f_fast(x); }
+  /// True if `pred` holds in any lane of the wave (s_ballot; wave-uniform result).
+  __device__ static bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
 
   /// Loads this wave's Q rows into VGPRs. `gq` points to row 0 of the block's Q tile; rows >= rows_valid
   /// read as zero.

@@ -132,6 +132,8 @@ struct WarpTile {
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
   }
   __device__ static float exp2(float x) { return sm90::exp2(x); }
+  /// True if `pred` holds in any lane of the warp.
+  __device__ static bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
 
   /// Q comes from shared memory; nothing to preload.
   __device__ static void load_q(QFrag&, const std::uint16_t*, std::int64_t, int, int, int) {}

@@ -1,7 +1,7 @@
 // zyfa/kernels/config.hpp -- compile-time configuration of one BF16 forward kernel: head dims and tile sizes.
 //
-// `KernelConfig<DQK, DV, BlockM, BlockN, Warps>`: head_dim_qk, head_dim_v (elements), BlockM query rows and
-// BlockN keys per tile, Warps warps (NVIDIA, 32 threads) or wave64s (AMD) per block. Illegal combinations
+// `KernelConfig<DQK, DV, BlockM, BlockN, Warps[, SkipRescale]>`: head_dim_qk, head_dim_v (elements), BlockM query
+// rows and BlockN keys per tile, Warps warps (NVIDIA, 32 threads) or wave64s (AMD) per block. Illegal combinations
 // fail at compile time with a sentence (here and in the arch tile, arch/*.hpp). The built-in choices are in
 // ../tile_config.hpp; a custom head-dim pair is `zyfa::bf16::launch<KernelConfig<...>>` (examples/).
 #pragma once
@@ -10,7 +10,8 @@
 
 namespace zyfa::kernels {
 
-template <int DQK, int DV, int BlockM, int BlockN, int Warps>
+/// SkipRescale: see OnlineSoftmax (skip the O rescale when no row max of a warp grew).
+template <int DQK, int DV, int BlockM, int BlockN, int Warps, bool SkipRescale = true>
 struct KernelConfig {
   static_assert(DQK > 0 && DV > 0, "KernelConfig: head dims must be positive.");
   static_assert(DQK % 32 == 0, "KernelConfig: head_dim_qk must be a multiple of 32 (swizzled 16-byte LDS/shared chunks in groups of 4, and the MMA k16 step).");
@@ -24,6 +25,7 @@ struct KernelConfig {
   static constexpr int kBlockM = BlockM;
   static constexpr int kBlockN = BlockN;
   static constexpr int kWarps = Warps;
+  static constexpr bool kSkipRescale = SkipRescale;
 #if !ZYFA_PLATFORM_HOST
   using Tile = arch::WarpTile<BlockM, BlockN, DQK, DV, Warps>;
   static constexpr int kThreads = Warps * arch::kWarpThreads;

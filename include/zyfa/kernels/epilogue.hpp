@@ -19,8 +19,8 @@ __device__ __forceinline__ std::uint32_t bf16_bits_rne(float x) {
 
 /// Writes this thread's rows. `o_tile` points to out row 0 of the block (batch/head applied), `lse_tile`
 /// to softmax_lse of row 0 of the block (nullptr: not written). Rows >= rows_valid are skipped.
-template <class Tile, int Rows, int OC>
-__device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Rows>& sm, std::uint16_t* o_tile,
+template <class Tile, int Rows, int OC, bool Skip>
+__device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Rows, Skip>& sm, std::uint16_t* o_tile,
                              std::int64_t o_row_stride, float* lse_tile, int rows_valid, float scale_log2,
                              int warp, int lane) {
 #pragma unroll

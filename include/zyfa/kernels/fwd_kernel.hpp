@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int i = 0; i < OC; ++i) o[r][i] = 0.0f;
-  OnlineSoftmax<Tile, R> sm;
+  OnlineSoftmax<Tile, R, Config::kSkipRescale> sm;
   sm.init();
 
   const int n_tiles = visible_key_tiles<kBlockM, kBlockN>(a, m0);
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       Tile::pv(o, s, sv, lane);
     }
   }
-  store_output<Tile, R, OC>(o, sm, go, a.o_row_stride, glse, rows_valid, a.scale_log2, warp, lane);
+  store_output(o, sm, go, a.o_row_stride, glse, rows_valid, a.scale_log2, warp, lane);
 }
 
 }  // namespace zyfa::kernels

@@ -13,7 +13,9 @@
 
 namespace zyfa::kernels {
 
-template <class Tile, int Rows>
+/// SkipUnchangedRescale: rescale O only when some row max of the warp grew (true), or after every key tile
+/// (false: FlashAttention-2's behaviour, fewer live registers -- the hd256 tile on sm_90 needs it to not spill).
+template <class Tile, int Rows, bool SkipUnchangedRescale = true>
 struct OnlineSoftmax {
   float m[Rows];  ///< running max of the raw scores (not scaled), -inf before the first visible key
   float l[Rows];  ///< this thread's part of the running sum of exp2 values
@@ -30,25 +32,37 @@ struct OnlineSoftmax {
   /// rescales `o` to the new max.
   template <int SC, int OC>
   __device__ void update(float (&s)[Rows][SC], float (&o)[Rows][OC], float scale_log2) {
+    float corr[Rows], base[Rows];
+    bool grew = false;
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
       float mx = m[r];
 #pragma unroll
       for (int i = 0; i < SC; ++i) mx = fmax_(mx, s[r][i]);
       mx = Tile::row_max(mx);
-      const float base = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale_log2;
-      const float corr = Tile::exp2(m[r] * scale_log2 - base);  // exp2(-inf) = 0 on the first tile
+      base[r] = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale_log2;
+      corr[r] = Tile::exp2(m[r] * scale_log2 - base[r]);  // exp2(-inf) = 0 on the first tile
+      grew |= (mx != m[r]);
       m[r] = mx;
+    }
+    // Rescale O only when some row max of the warp grew (after the first key tiles it rarely does); the
+    // branch is warp-uniform. Skipping is exact: an unchanged max gives corr == exp2(0) == 1.
+    if (!SkipUnchangedRescale || Tile::warp_any(grew)) {
+#pragma unroll
+      for (int r = 0; r < Rows; ++r)
+#pragma unroll
+        for (int i = 0; i < OC; ++i) o[r][i] *= corr[r];
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
       float sum = 0.0f;
 #pragma unroll
       for (int i = 0; i < SC; ++i) {
-        const float p = Tile::exp2(fma_(s[r][i], scale_log2, -base));
+        const float p = Tile::exp2(fma_(s[r][i], scale_log2, -base[r]));
         s[r][i] = p;
         sum += p;
       }
-      l[r] = l[r] * corr + sum;
-#pragma unroll
-      for (int i = 0; i < OC; ++i) o[r][i] *= corr;
+      l[r] = l[r] * corr[r] + sum;
     }
   }
 };
