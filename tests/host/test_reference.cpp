@@ -27,8 +27,12 @@ Naive naive_attention(const Problem& pr) {
   Naive r;
   r.out.assign(static_cast<std::size_t>(s.batch * s.seqlen_q * s.num_heads * s.head_dim_v), 0);
   r.lse.assign(static_cast<std::size_t>(s.batch * s.num_heads * s.seqlen_q), 0);
-  auto at = [](const std::vector<std::uint16_t>& x, std::int64_t idx) {
-    return (long double)zyfa::bf16_to_float(x[idx]);
+  // element value: bf16 bits, or e4m3fn code times the tensor's descale (w: 0 q, 1 k, 2 v)
+  const bool fp8 = pr.dtype == DType::e4m3fn;
+  auto at = [&](int w, std::int64_t idx) -> long double {
+    if (!fp8) return zyfa::bf16_to_float((w == 0 ? pr.q16 : w == 1 ? pr.k16 : pr.v16)[idx]);
+    const float d = w == 0 ? pr.options.q_descale : w == 1 ? pr.options.k_descale : pr.options.v_descale;
+    return (long double)zyfa::e4m3fn_to_float((w == 0 ? pr.q8 : w == 1 ? pr.k8 : pr.v8)[idx]) * d;
   };
   for (std::int64_t b = 0; b < s.batch; ++b)
     for (std::int64_t h = 0; h < s.num_heads; ++h) {
@@ -39,8 +43,8 @@ Naive naive_attention(const Problem& pr) {
         for (std::int64_t j = 0; j < s.seqlen_k; ++j) {
           long double acc = 0;
           for (std::int64_t d = 0; d < s.head_dim_qk; ++d)
-            acc += at(pr.q16, ((b * s.seqlen_q + i) * s.num_heads + h) * s.head_dim_qk + d) *
-                   at(pr.k16, ((b * s.seqlen_k + j) * s.num_heads_k + hk) * s.head_dim_qk + d);
+            acc += at(0, ((b * s.seqlen_q + i) * s.num_heads + h) * s.head_dim_qk + d) *
+                   at(1, ((b * s.seqlen_k + j) * s.num_heads_k + hk) * s.head_dim_qk + d);
           S[i * s.seqlen_k + j] = acc * scale;
           hidden[i * s.seqlen_k + j] = s.causal && (j - i > s.seqlen_k - s.seqlen_q);
         }
@@ -55,7 +59,7 @@ Naive naive_attention(const Problem& pr) {
         for (std::int64_t e = 0; e < s.head_dim_v; ++e) {
           long double o = 0;
           for (std::int64_t j = 0; j < s.seqlen_k; ++j)
-            if (P[j] != 0) o += P[j] / sum * at(pr.v16, ((b * s.seqlen_k + j) * s.num_heads_k + hk) * s.head_dim_v + e);
+            if (P[j] != 0) o += P[j] / sum * at(2, ((b * s.seqlen_k + j) * s.num_heads_k + hk) * s.head_dim_v + e);
           r.out[((b * s.seqlen_q + i) * s.num_heads + h) * s.head_dim_v + e] = o;
         }
       }
@@ -70,18 +74,19 @@ zyfa::host::ReferenceOutput reference(const Problem& pr) {
   return r;
 }
 
-// Checks the fp64 reference against the naive formula: outputs to 1e-12 absolute, LSE to 1e-12, and
-// rows that see no key as exact 0 / -inf. Returns the number of rows that see no key.
+// Checks the fp64 reference against the naive formula: outputs to 1e-12 relative to max(1, max |out|), LSE to 1e-12,
+// and rows that see no key as exact 0 / -inf. Returns the number of rows that see no key.
 int check_against_naive(const Problem& pr) {
   const auto ref = reference(pr);
   const Naive nv = naive_attention(pr);
   REQUIRE(ref.out.size() == nv.out.size());
-  double max_err = 0;
+  double max_err = 0, max_out = 1;
   for (std::size_t i = 0; i < ref.out.size(); ++i) {
     REQUIRE(!std::isnan(ref.out[i]));
     max_err = std::max(max_err, std::fabs(ref.out[i] - static_cast<double>(nv.out[i])));
+    max_out = std::max(max_out, std::fabs(ref.out[i]));
   }
-  CHECK(max_err < 1e-12);
+  CHECK(max_err < 1e-12 * max_out);
   int empty_rows = 0;
   for (std::size_t i = 0; i < ref.lse.size(); ++i) {
     REQUIRE(!std::isnan(ref.lse[i]));
@@ -116,6 +121,17 @@ TEST_CASE("reference equals a naive long-double formula (GQA, MLA head dims, cau
   Shape mqa;  // MQA: one key/value head
   mqa.seqlen_q = 9, mqa.seqlen_k = 23, mqa.num_heads = 3, mqa.num_heads_k = 1, mqa.causal = true;
   Problem pr(mqa, DType::bf16, gaussian(4, 2.0f), gaussian(5), gaussian(6));
+  CHECK(check_against_naive(pr) == 0);
+}
+
+TEST_CASE("reference on FP8 inputs equals the naive formula on the dequantized values (descales applied)") {
+  Shape s;
+  s.seqlen_q = 21, s.seqlen_k = 50, s.num_heads = 2, s.num_heads_k = 1, s.causal = true;
+  auto scaled = [](Problem::Gen g, float f) {
+    return [g, f](std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t d) { return g(b, r, h, d) * f; };
+  };
+  Problem pr(s, DType::e4m3fn, scaled(gaussian(17), 1e-3f), scaled(gaussian(18), 50.0f), scaled(gaussian(19), 7e3f),
+             0.02f);
   CHECK(check_against_naive(pr) == 0);
 }
 
