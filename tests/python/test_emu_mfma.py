@@ -194,3 +194,13 @@ def test_mfma_operand_errors():
         run_snippet("v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[100:105], v[110:115], 0", check=False)
     with pytest.raises(EmuError, match="partially overlap"):
         run_snippet("v_mfma_f32_32x32x16_bf16 v[0:15], v[100:103], v[110:113], v[8:23]", check=False)
+
+
+def test_mfma_under_partial_exec_is_an_error_unless_chosen():
+    A, Bt, vg = _f8f6f4_regs("fp8", "fp8")
+    body = "v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[100:107], v[110:117], 0"
+    with pytest.raises(EmuError, match="EXEC"):
+        run_snippet(body, vgprs=vg, exec_mask=(1 << 64) - 2)
+    w = run_snippet(body, vgprs=vg, exec_mask=(1 << 64) - 2, semantics=Semantics(mfma_partial_exec="ignore_exec"))
+    ref = A @ Bt.T
+    np.testing.assert_allclose(d_matrix(w, 0, 32), ref, rtol=0, atol=1e-6 * np.abs(ref).max())

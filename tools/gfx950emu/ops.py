@@ -1088,8 +1088,12 @@ class Compiler:
                 bytes_ = (0, 0)
             ff_nan = self.sem.e8m0_ff == "nan"
         nblk = k // 32
+        exec_error = self.sem.mfma_partial_exec == "error"
 
         def f(w):
+            if exec_error and (w.s[EXEC] & w.s[EXEC + 1]) != M32:
+                raise EmuError(f"{base} issued with EXEC = 0x{w.s[EXEC] | (w.s[EXEC + 1] << 32):016x}; whether "
+                               "MFMA honours EXEC is unverified (Semantics.mfma_partial_exec)")
             A = gather_matrix(w.v[ai:ai + na], dim, k, afmt)
             Bt = gather_matrix(w.v[bi:bi + nb], dim, k, bfmt)
             C = cconst if ci is None else c_to_matrix(w.v[ci:ci + nc], dim)
@@ -1104,7 +1108,6 @@ class Compiler:
                     sa[:, blk] = np.where((ca == 255) & ff_nan, np.nan, ca.astype(np.float64) - 127)
                     sb[:, blk] = np.where((cb == 255) & ff_nan, np.nan, cb.astype(np.float64) - 127)
             D = mfma_compute(A, Bt, C, mode, sa, sb)
-            # MFMA ignores EXEC (it always executes for the whole wave)
             w.v[di:di + nc] = matrix_to_d(D, dim)
         return f
 

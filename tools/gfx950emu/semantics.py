@@ -11,6 +11,7 @@ _CHOICES = {
     "mfma_scale_byte": ("strict", "llvm", "byte0"),
     "e8m0_ff": ("nan", "exponent"),
     "buffer_oob": ("dword", "start", "whole"),
+    "mfma_partial_exec": ("error", "ignore_exec"),
 }
 
 
@@ -37,6 +38,9 @@ class Semantics:
         ``"whole"`` (in range iff the whole access lies below num_records). Facts §6.
     buffer_soffset_checked: include the SGPR soffset in the range check (default False: excluded, as the LLVM
         intrinsic comment and rocjitsu §8.17).
+    mfma_partial_exec: an MFMA issued while EXEC is not all 64 lanes: ``"error"`` (default; the fact sheet
+        does not say whether MFMA honours EXEC, so a kernel must not depend on it) or ``"ignore_exec"`` (every
+        lane's registers are read and D is written for all lanes).
     waitcnt_check: default True: reading or overwriting a register that an outstanding load (VMEM, SMEM, LDS)
         will write before the ``s_waitcnt`` that retires it is an error (loads complete at issue in the
         emulator, so a missing wait would otherwise go unnoticed).
@@ -49,6 +53,7 @@ class Semantics:
     e8m0_ff: str = "nan"
     buffer_oob: str = "dword"
     buffer_soffset_checked: bool = False
+    mfma_partial_exec: str = "error"
     waitcnt_check: bool = True
 
     def __post_init__(self):
