@@ -57,6 +57,14 @@ def main(argv=None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 print(f"gen_asm: wrote {rel}")
+    if a.check and not a.kernel:
+        # generated files of kernels that no longer exist are stale too
+        known = set(ALL)
+        for pattern in ("asm/*.s", "include/zyfa/fp8/*.inc"):
+            for path in sorted(root.glob(pattern)):
+                if path.name.rsplit(".", 1)[0] not in known:
+                    print(f"gen_asm: {path.relative_to(root)} has no generator kernel (delete it)", file=sys.stderr)
+                    bad += 1
     return 1 if bad else 0
 
 

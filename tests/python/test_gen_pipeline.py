@@ -163,6 +163,11 @@ def test_check_mode_detects_a_stale_file(tmp_path):
     inc.write_text(inc.read_text().replace("0x7f, 0x45", "0x7f, 0x46", 1))
     r = subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1 and "stale" in r.stderr
+    inc.unlink()
+    subprocess.run([sys.executable, gen_asm, "--root", str(tmp_path)], check=True, capture_output=True)
+    (tmp_path / "asm" / "zyfa_old_kernel.s").write_text("; orphan\n")
+    r = subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 1 and "zyfa_old_kernel.s has no generator kernel" in r.stderr
 
 
 def test_agpr_accumulators_set_accum_offset_and_counts():

@@ -179,3 +179,22 @@ def test_unknown_mfma_is_an_error():
     from gfx950hazard import AsmError
     with pytest.raises(AsmError, match="v_mfma_f64_16x16x4_f64"):
         check_text("v_mfma_f64_16x16x4_f64 v[0:7], v[8:9], v[10:11], 0\n")
+
+
+def test_command_line_exit_codes(tmp_path):
+    import sys
+    clean = tmp_path / "clean.s"
+    clean.write_text("v_exp_f32_e32 v1, v2\ns_nop 0\nv_add_f32_e32 v3, v1, v1\ns_endpgm\n")
+    bad = tmp_path / "bad.s"
+    bad.write_text("v_exp_f32_e32 v1, v2\nv_add_f32_e32 v3, v1, v1\ns_endpgm\n")
+    junk = tmp_path / "junk.s"
+    junk.write_text("v_mfma_f32_4x4x1_16b_f16 v[0:3], v[4:5], v[6:7], 0\n")
+    import os
+    env = dict(os.environ, PYTHONPATH=str(__import__("pathlib").Path(__file__).resolve().parents[2] / "tools"))
+    run = lambda f: subprocess.run([sys.executable, "-m", "gfx950hazard", str(f)], capture_output=True, text=True,
+                                   env=env)
+    assert run(clean).returncode == 0
+    r = run(bad)
+    assert r.returncode == 1 and "trans_to_valu" in r.stdout
+    r = run(junk)
+    assert r.returncode == 2 and "v_mfma_f32_4x4x1_16b_f16" in r.stderr

@@ -123,9 +123,11 @@ class Program:
         return o
 
     def label(self, name: str) -> None:
+        """Append a branch target (use ``.L`` names to keep them out of the symbol table)."""
         self.items.append(Label(name))
 
     def comment(self, text: str) -> None:
+        """Append a comment line to the emitted assembly."""
         self.items.append(Comment(text))
 
     # --- checked helpers for instructions with register-tuple rules ------------------------------------
