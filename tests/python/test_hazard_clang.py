@@ -75,6 +75,7 @@ def test_stripped_nops_are_caught_and_padding_matches_llvm(corpus_s):
 @pytest.mark.parametrize("hip,min_sites", [(CORPUS, 10), (TARGETED, 5), (BF16_ATTENTION, 50)],
                          ids=["mfma_kernels", "targeted", "bf16_attention"])
 def test_agrees_with_llvm_hazard_recognizer_on_mir(hip, min_sites):
+    assert hip.exists(), f"{hip} is missing (moved? update this test's path)"
     nonop, withnop = asm_pair(hip, [ROOT / "include"])
     assert check_text(withnop) == []
     n_llvm, mismatches = compare(nonop, withnop)
