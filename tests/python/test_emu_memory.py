@@ -226,3 +226,20 @@ v_mov_b32_e32 v5, v3"""
         mrun("global_load_dword v2, v1, s[4:5]\nv_mov_b32_e32 v2, 0\ns_waitcnt vmcnt(0)", setup)
     # the check can be switched off
     mrun(bad, setup, semantics=Semantics(waitcnt_check=False))
+
+
+def test_lgkmcnt_with_out_of_order_scalar_loads():
+    """LDS ops complete in order, scalar loads in any order: lgkmcnt(N > 0) guarantees no scalar load and only
+    LDS ops that are complete whatever the scalar loads did (gfx950-facts §3)."""
+    def setup(m):
+        a = m.upload(np.arange(16, dtype=np.uint32))
+        lo, hi = split(a)
+        return {8: lo, 9: hi}, {1: (4 * L).astype(np.uint32)}
+    lds_in_order = "ds_read_b32 v2, v1\nds_read_b32 v3, v1 offset:256\ns_waitcnt lgkmcnt(1)\nv_mov_b32_e32 v4, v2"
+    mrun(lds_in_order, setup)
+    with pytest.raises(EmuError, match="uses s4"):
+        mrun("s_load_dword s4, s[8:9], 0x0\nds_read_b32 v2, v1\ns_waitcnt lgkmcnt(1)\ns_mov_b32 s5, s4", setup)
+    with pytest.raises(EmuError, match="uses v2"):
+        mrun("ds_read_b32 v2, v1\ns_load_dword s4, s[8:9], 0x0\ns_waitcnt lgkmcnt(1)\nv_mov_b32_e32 v4, v2", setup)
+    w, _ = mrun("s_load_dword s4, s[8:9], 0x4\nds_read_b32 v2, v1\ns_waitcnt lgkmcnt(0)\ns_mov_b32 s5, s4", setup)
+    assert w.s[5] == 1

@@ -151,15 +151,41 @@ class Wave:
             self._emv = int_to_mask(e)
         return self._emv
 
+    def _release(self, dsts):
+        for k in dsts:
+            c = self.pend[k] - 1
+            if c:
+                self.pend[k] = c
+            else:
+                del self.pend[k]
+
     def retire(self, vm: int, lgkm: int):
-        for q, n in ((self.vmq, vm), (self.lgkmq, lgkm)):
-            while len(q) > n:
-                for k in q.pop(0):
-                    c = self.pend[k] - 1
-                    if c:
-                        self.pend[k] = c
-                    else:
-                        del self.pend[k]
+        """Retires what ``s_waitcnt vmcnt(vm) lgkmcnt(lgkm)`` guarantees complete. VMEM returns in order.
+        LDS ops return in order among themselves but scalar loads may return out of order (gfx950-facts §3),
+        so with S scalar loads among T outstanding lgkm ops, waiting for <= lgkm leaves only the first
+        T - lgkm - S LDS ops guaranteed, and scalar loads only when lgkm = 0."""
+        q = self.vmq
+        while len(q) > vm:
+            self._release(q.pop(0)[1])
+        q = self.lgkmq
+        k = len(q) - lgkm
+        if k <= 0:
+            return
+        nsmem = sum(1 for kind, _ in q if kind == "smem")
+        lds_done = max(0, k - nsmem)
+        keep = []
+        for kind, dsts in q:
+            if kind == "smem":
+                if lgkm == 0:
+                    self._release(dsts)
+                else:
+                    keep.append((kind, dsts))
+            elif lds_done > 0:
+                lds_done -= 1
+                self._release(dsts)
+            else:
+                keep.append((kind, dsts))
+        self.lgkmq = keep
 
 
 def _regname(k: int) -> str:
@@ -349,7 +375,7 @@ class Machine:
                 r = fn(w)
                 n += 1
                 if q is not None:
-                    (w.vmq if q == "vm" else w.lgkmq).append(dsts)
+                    (w.vmq if q == "vm" else w.lgkmq).append((q, dsts))
                     for d in dsts:
                         w.pend[d] = w.pend.get(d, 0) + 1
                 if r is None:

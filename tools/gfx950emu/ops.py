@@ -585,7 +585,7 @@ class Compiler:
         self.labels = labels
         self.sem = sem
 
-    # result: (fn, touched_keys, queue, dst_keys); queue in {None, "vm", "lgkm"}
+    # result: (fn, touched_keys, queue, dst_keys); queue in {None, "vm", "lgkm" (LDS), "smem"}
     def compile(self, ins: Instr):
         name = ins.mnemonic
         keys = []
@@ -804,7 +804,7 @@ class Compiler:
                 vals = [int(x) for x in data]
             for j in range(cnt):
                 w.s[di + j] = vals[j]
-        return ld, "lgkm", _reg_keys(dst)
+        return ld, "smem", _reg_keys(dst)
 
     # ------------------------------------------------------------------ vector ALU
     def c_valu(self, ins: Instr):
