@@ -24,10 +24,10 @@ template <> struct TileConfig<128, 128> { using type = kernels::KernelConfig<128
 template <> struct TileConfig<256, 256> { using type = kernels::KernelConfig<256, 256, 128, 64, 4>; };
 template <> struct TileConfig<192, 128> { using type = kernels::KernelConfig<192, 128, 128, 64, 4>; };
 #else
-template <> struct TileConfig<64, 64>   { using type = kernels::KernelConfig<64, 64,   128, 64, 8>; };
-template <> struct TileConfig<128, 128> { using type = kernels::KernelConfig<128, 128, 128, 64, 8>; };
+template <> struct TileConfig<64, 64>   { using type = kernels::KernelConfig<64, 64,   128, 64, 4>; };
+template <> struct TileConfig<128, 128> { using type = kernels::KernelConfig<128, 128, 128, 64, 4>; };
 template <> struct TileConfig<256, 256> { using type = kernels::KernelConfig<256, 256, 128, 64, 8, false>; };
-template <> struct TileConfig<192, 128> { using type = kernels::KernelConfig<192, 128, 128, 64, 8>; };
+template <> struct TileConfig<192, 128> { using type = kernels::KernelConfig<192, 128, 128, 64, 4>; };
 #endif
 
 }  // namespace zyfa

@@ -38,11 +38,14 @@ struct HostView {
   }
 };
 
-/// out: [b, sq, h, dv] contiguous doubles; lse: [b, h, sq].
+/// out: [b, sq, h, dv] contiguous doubles; lse: [b, h, sq]; abs_out: [b, sq, h, dv] = sum_j p_j |v_j| (the
+/// scale of the rounding error of a bf16 P.V, used for the element-wise tolerance).
 inline void reference_attention(const HostView& q, const HostView& k, const HostView& v, int batch, int seqlen_q,
                                 int seqlen_k, int num_heads, int num_heads_k, int dqk, int dv, double scale,
-                                bool causal, std::vector<double>& out, std::vector<double>& lse) {
+                                bool causal, std::vector<double>& out, std::vector<double>& lse,
+                                std::vector<double>& abs_out) {
   out.assign(static_cast<size_t>(batch) * seqlen_q * num_heads * dv, 0.0);
+  abs_out.assign(out.size(), 0.0);
   lse.assign(static_cast<size_t>(batch) * num_heads * seqlen_q, 0.0);
   const int group = num_heads / num_heads_k;
   const int jobs = batch * num_heads;
@@ -54,6 +57,7 @@ inline void reference_attention(const HostView& q, const HostView& k, const Host
         const std::int64_t last = causal ? std::min<std::int64_t>(seqlen_k - 1, static_cast<std::int64_t>(i) + seqlen_k - seqlen_q)
                                          : seqlen_k - 1;
         double* o = &out[((static_cast<size_t>(b) * seqlen_q + i) * num_heads + h) * dv];
+        double* oa = &abs_out[((static_cast<size_t>(b) * seqlen_q + i) * num_heads + h) * dv];
         double& l = lse[(static_cast<size_t>(b) * num_heads + h) * seqlen_q + i];
         if (last < 0) {
           l = -std::numeric_limits<double>::infinity();
@@ -73,7 +77,11 @@ inline void reference_attention(const HostView& q, const HostView& k, const Host
         }
         for (std::int64_t j = 0; j <= last; ++j) {
           const double p = s[j] / sum;
-          for (int d = 0; d < dv; ++d) o[d] += p * v.at(b, j, hk, d);
+          for (int d = 0; d < dv; ++d) {
+            const double x = v.at(b, j, hk, d);
+            o[d] += p * x;
+            oa[d] += p * std::fabs(x);
+          }
         }
         l = mx + std::log(sum);
       }

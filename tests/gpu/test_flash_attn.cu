@@ -6,11 +6,13 @@
 // Test cases whose name starts with "small" are the subset run under compute-sanitizer (-tc='small*').
 //
 // Every case draws fresh random bf16 inputs (normal, sigma 1), poisons out and softmax_lse with NaN before the
-// call, and checks EVERY element: |out - ref| <= kAtol + kRtol * |ref| and |lse - ref_lse| <= kLseAtol, where ref
-// is fp64 attention on the same bf16 inputs. Rows that see no key must give out == 0 exactly and lse == -inf.
-// Tolerances: bf16 output rounding is 2^-9 relative, P is rounded to bf16 before P.V (relative 2^-9 per
-// probability, errors averaging out over keys): kAtol = 4e-3, kRtol = 1e-2 leave ~2x margin over what the
-// arithmetic allows for N(0,1) inputs; LSE is computed in fp32 from fp32 scores: kLseAtol = 2e-3.
+// call, and checks EVERY element: |out - ref| <= kTolScale * A + kAtol with A = sum_j p_j |v_j| (per element,
+// from the fp64 reference), and |lse - ref_lse| <= kLseAtol, where ref is fp64 attention on the same bf16
+// inputs. Rows that see no key must give out == 0 exactly and lse == -inf.
+// Tolerance derivation: the kernel rounds each probability to bf16 before P.V (relative error <= 2^-9, so the
+// output moves by <= 2^-9 * A) and rounds the output to bf16 (<= 2^-9 * |out| <= 2^-9 * A); fp32 scores,
+// ex2.approx and fp32 accumulation add ~1e-6 relative. Bound 2^-8 * A; kTolScale = 2^-7 gives a 2x margin.
+// LSE is computed in fp32 from fp32 scores: kLseAtol = 2e-3.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -30,7 +32,7 @@
 
 namespace {
 
-constexpr double kAtol = 4e-3, kRtol = 1e-2, kLseAtol = 2e-3;
+constexpr double kTolScale = 1.0 / 128, kAtol = 1e-5, kLseAtol = 2e-3;
 
 #define CUDA_OK(x)                                                                        \
   do {                                                                                    \
@@ -160,12 +162,12 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   CUDA_OK(cudaMemcpy(h_lse.data(), d_lse.p, lse_n * 4, cudaMemcpyDeviceToHost));
 
   // Reference on the same bf16 values.
-  std::vector<double> ref, ref_lse;
+  std::vector<double> ref, ref_lse, ref_abs;
   const zyfa_test::HostView vq{host_all.data(), q_bs, q_rs, q_hs};
   const zyfa_test::HostView vk{host_all.data() + k_off, k_bs, k_rs, k_hs};
   const zyfa_test::HostView vv{host_all.data() + v_off, v_bs, v_rs, v_hs};
   zyfa_test::reference_attention(vq, vk, vv, b, sq, sk, h, hk, dqk, dv, 1.0 / std::sqrt(static_cast<double>(dqk)),
-                                 c.causal, ref, ref_lse);
+                                 c.causal, ref, ref_lse, ref_abs);
   int bad = 0;
   double worst = 0, max_abs = 0;
   size_t worst_i = 0;
@@ -177,10 +179,11 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const int hh = static_cast<int>(row % h);
     const bool empty = std::isinf(ref_lse[(static_cast<size_t>(bb) * h + hh) * sq + s]);
     const double err = std::fabs(got - ref[i]);
-    const bool ok = empty ? (h_out[i] == 0) : (std::isfinite(got) && err <= kAtol + kRtol * std::fabs(ref[i]));
+    const double tol = kAtol + kTolScale * ref_abs[i];
+    const bool ok = empty ? (h_out[i] == 0) : (std::isfinite(got) && err <= tol);
     if (!ok) ++bad;
     if (!(err <= max_abs)) max_abs = err;
-    const double ratio = err / (kAtol + kRtol * std::fabs(ref[i]));
+    const double ratio = err / tol;
     if (!(ratio <= worst)) {
       worst = ratio;
       worst_i = i;

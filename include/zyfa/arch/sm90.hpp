@@ -64,6 +64,28 @@ __device__ __forceinline__ void mma_bf16_16x8x16(float& c0, float& c1, float& c2
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/// ldmatrix row addresses into a SwizzledTile, precomputed once: every address the warp tile needs has the
+/// form row = row_const + row_l (row_const a multiple of 8, so row % 8 = row_l % 8) and 16-byte chunk
+/// c = 2*j + c_l (j compile-time, c_l in {0,1} per lane). Then the swizzled chunk is
+/// G*floor(2j/G) + ((2j mod G) XOR y) with y = (c_l XOR row_l) mod G, so all addresses are one of G/2
+/// per-lane registers plus a compile-time immediate (ldmatrix [reg + imm]): a handful of live registers
+/// instead of one per (j, row_const) pair.
+template <class Layout>
+struct LdsmAddr {
+  static constexpr int G = Layout::kGroup;
+  std::uint32_t a[G / 2];
+  __device__ void init(std::uint32_t tile_base, int row_l, int c_l) {
+    const int y = (c_l ^ row_l) & (G - 1);
+#pragma unroll
+    for (int i = 0; i < G / 2; ++i)
+      a[i] = tile_base + static_cast<std::uint32_t>(row_l * Layout::kCols * 2 + (((2 * i) ^ y) << 4));
+  }
+  /// Shared address (bytes) of (row_const + row_l, chunk 2j + c_l).
+  __device__ std::uint32_t at(int row_const, int j) const {
+    return a[((2 * j) % G) / 2] + static_cast<std::uint32_t>(row_const * Layout::kCols * 2 + G * ((2 * j) / G) * 16);
+  }
+};
+
 /// The lane index read inside the loop (volatile: keeps the compiler from hoisting every swizzled ldmatrix
 /// address out of the key loop, which costs ~40 live registers and makes ptxas spill).
 __device__ __forceinline__ int lane_volatile() {
@@ -145,18 +167,20 @@ struct WarpTile {
     for (int r = 0; r < kRowsPerThread; ++r)
 #pragma unroll
       for (int i = 0; i < kSCols; ++i) s[r][i] = 0.0f;
-    const std::uint32_t q_base = smem_addr(sq), k_base = smem_addr(sk);
-    lane = lane_volatile();
+    LdsmAddr<QLayout> qa;
+    qa.init(smem_addr(sq) + warp * kWarpRows * DQK * 2, lane % 16, lane / 16);
+    LdsmAddr<KLayout> ka;
+    ka.init(smem_addr(sk), (lane / 16) * 8 + lane % 8, (lane / 8) % 2);
 #pragma unroll
     for (int ks = 0; ks < DQK / 16; ++ks) {
       std::uint32_t a[kMT][4];
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
-        ldmatrix_x4(a[mt], q_base + 2 * QLayout::offset(warp * kWarpRows + mt * 16 + lane % 16, ks * 16 + (lane / 16) * 8));
+        ldmatrix_x4(a[mt], qa.at(mt * 16, ks));
 #pragma unroll
       for (int p = 0; p < BlockN / 16; ++p) {
         std::uint32_t b[4];
-        ldmatrix_x4(b, k_base + 2 * KLayout::offset(p * 16 + (lane / 16) * 8 + lane % 8, ks * 16 + ((lane / 8) % 2) * 8));
+        ldmatrix_x4(b, ka.at(p * 16, ks));
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           mma_bf16_16x8x16(s[2 * mt][4 * p], s[2 * mt][4 * p + 1], s[2 * mt + 1][4 * p], s[2 * mt + 1][4 * p + 1],
@@ -171,8 +195,8 @@ struct WarpTile {
   /// o += P.V with P = the probabilities in `p` (fp32, rounded to bf16 here) and V the tile in `sv`.
   __device__ static void pv(float (&o)[kRowsPerThread][kOCols], const float (&p)[kRowsPerThread][kSCols],
                             const std::uint16_t* sv, int lane) {
-    const std::uint32_t v_base = smem_addr(sv);
-    lane = lane_volatile();
+    LdsmAddr<VLayout> va;
+    va.init(smem_addr(sv), ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
 #pragma unroll
     for (int kk = 0; kk < BlockN / 16; ++kk) {
       std::uint32_t a[kMT][4];
@@ -186,7 +210,7 @@ struct WarpTile {
 #pragma unroll
       for (int q = 0; q < DV / 16; ++q) {
         std::uint32_t b[4];
-        ldmatrix_x4_trans(b, v_base + 2 * VLayout::offset(kk * 16 + ((lane / 8) % 2) * 8 + lane % 8, (2 * q + lane / 16) * 8));
+        ldmatrix_x4_trans(b, va.at(kk * 16, q));
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           mma_bf16_16x8x16(o[2 * mt][4 * q], o[2 * mt][4 * q + 1], o[2 * mt + 1][4 * q], o[2 * mt + 1][4 * q + 1],

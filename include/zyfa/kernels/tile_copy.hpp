@@ -17,7 +17,9 @@ __device__ __forceinline__ void copy_tile(std::uint16_t* smem, const std::uint16
                                           int rows_valid, int tid) {
   using Layout = SwizzledTile<Rows, Cols>;
   constexpr int kChunks = Rows * Layout::kChunks;
-#pragma unroll
+  // Not unrolled on purpose: unrolled, the compiler keeps every iteration's addresses live across the key
+  // loop and the sm_90 tiles with 32 query rows per warp spill (nvcc 13.0).
+#pragma unroll 1
   for (int it = 0; it < (kChunks + Threads - 1) / Threads; ++it) {
     const int idx = it * Threads + tid;
     if (kChunks % Threads == 0 || idx < kChunks) {
