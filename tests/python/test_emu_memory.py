@@ -243,3 +243,23 @@ def test_lgkmcnt_with_out_of_order_scalar_loads():
         mrun("ds_read_b32 v2, v1\ns_load_dword s4, s[8:9], 0x0\ns_waitcnt lgkmcnt(1)\nv_mov_b32_e32 v4, v2", setup)
     w, _ = mrun("s_load_dword s4, s[8:9], 0x4\nds_read_b32 v2, v1\ns_waitcnt lgkmcnt(0)\ns_mov_b32 s5, s4", setup)
     assert w.s[5] == 1
+
+
+def test_lds_dma_global_and_buffer():
+    data = np.arange(1000, 1512, dtype=np.uint32)
+
+    def setup(m):
+        a = m.upload(data)
+        lo, hi = split(a)
+        sg = {4: lo, 5: hi, 124: 1024}
+        sg.update({k + 4: v for k, v in _bufdesc(a, 1024).items()})  # s[12:15]
+        return sg, {1: (16 * L).astype(np.uint32)}
+    body = """global_load_lds_dwordx4 v1, s[4:5] offset:16
+buffer_load_dword v1, s[12:15], 0 offen lds
+s_waitcnt vmcnt(0)"""
+    w, _ = mrun(body, setup)
+    lds = w.lds.buf.view(np.uint32)
+    # x4: lane l's 16 bytes from global byte 16 + 16 l land at LDS 1024 + 16 + 16 l (words 260 + 4 l ...)
+    np.testing.assert_array_equal(lds[320:516], data[64:260])
+    # dword buffer LDS-DMA: lane l reads global 16 l, writes LDS M0 + 4 l (overwrites part of the above)
+    np.testing.assert_array_equal(lds[256:256 + 64], data[4 * L])

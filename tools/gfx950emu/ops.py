@@ -1114,6 +1114,8 @@ class Compiler:
     # ------------------------------------------------------------------ memory
     def c_global(self, ins: Instr):
         n = ins.mnemonic
+        if n.startswith("global_load_lds_"):
+            return self._global_lds(ins)
         m = re.match(r"(global|flat)_(load|store)_(dword(x[234])?|ubyte|sbyte|ushort|sshort|short|byte|"
                      r"short_d16(_hi)?|ubyte_d16(_hi)?|sbyte_d16(_hi)?|byte_d16_hi)$", n)
         if not m:
@@ -1164,6 +1166,44 @@ class Compiler:
             w.machine.mem.scatter(a, rdata(w)[mk], what)
         return st, "vm", ()
 
+    def _global_lds(self, ins: Instr):
+        """global_load_lds_{dword,dwordx3,dwordx4,ubyte,sbyte,ushort,sshort} vaddr, saddr|off [offset:N]:
+        LDS-DMA; lane l's data goes to LDS byte M0 + N + l * size (gfx950-facts §6: per-lane placement
+        [UNVERIFIED]); completes on vmcnt. Sub-dword types are zero/sign-extended to a dword."""
+        n = ins.mnemonic
+        m = re.match(r"global_load_lds_(dword(x[34])?|ubyte|sbyte|ushort|sshort)$", n)
+        if not m:
+            return None
+        _check_mods(ins, {"offset", "sc0", "sc1", "nt"})
+        size, fmt = _mem_type(m.group(1))
+        _need(ins, 2)
+        vaddr, saddr = ins.operands
+        imm = ins.mods.get("offset", 0)
+        if saddr.kind == "off":
+            ra = rd64(vaddr)
+            addr = lambda w: (ra(w).astype(np.int64) + imm).astype(np.uint64)
+        else:
+            rv = rd32(vaddr)
+            rs = sread(saddr, 64)
+            addr = lambda w: (np.int64(rs(w)) + rv(w).astype(np.int64) + imm).astype(np.uint64)
+        what = ins.text
+        out = max(size, 4)
+
+        def ld(w):
+            mk = w.mask()
+            if not mk.any():
+                return
+            raw = w.machine.mem.gather(_b64(addr(w))[mk], size, what)
+            if size < 4:
+                val = raw[:, 0].astype(np.int64) if size == 1 else \
+                    raw[:, 0].astype(np.int64) | (raw[:, 1].astype(np.int64) << 8)
+                if fmt == "s":
+                    sb = 8 * size
+                    val = (val ^ (1 << (sb - 1))) - (1 << (sb - 1))
+                raw = np.ascontiguousarray((val & M32).astype("<u4")).view(np.uint8).reshape(-1, 4)
+            w.lds.scatter(w.s[M0] + imm + LANES[mk] * out, raw, what)
+        return ld, "vm", ()
+
     def c_buffer(self, ins: Instr):
         n = ins.mnemonic
         m = re.match(r"buffer_(load|store)_(dword(x[234])?|ubyte|sbyte|ushort|sshort|short|byte|"
@@ -1176,6 +1216,8 @@ class Compiler:
         kind, t = m.group(1), m.group(2)
         size, fmt = _mem_type(t)
         ops = ins.operands
+        if "lds" in ins.mods and kind == "load" and len(ops) == 3:
+            ops = [Operand("off")] + list(ops)  # LDS-DMA form: no vdata
         if len(ops) != 4:
             raise EmuError(f"{n}: expected 4 operands (vdata, vaddr, srsrc, soffset)")
         vd, vaddr, rsrc, soff = ops
