@@ -263,3 +263,24 @@ s_waitcnt vmcnt(0)"""
     np.testing.assert_array_equal(lds[320:516], data[64:260])
     # dword buffer LDS-DMA: lane l reads global 16 l, writes LDS M0 + 4 l (overwrites part of the above)
     np.testing.assert_array_equal(lds[256:256 + 64], data[4 * L])
+
+
+def test_lds_dma_read_before_vmcnt_is_caught():
+    data = np.arange(64, dtype=np.uint32)
+
+    def setup(m):
+        a = m.upload(data)
+        sg = _bufdesc(a, 256)
+        sg[124] = 0
+        return sg, {1: (4 * L).astype(np.uint32)}
+    ok = "buffer_load_dword v1, s[8:11], 0 offen lds\ns_waitcnt vmcnt(0)\nds_read_b32 v2, v1\ns_waitcnt lgkmcnt(0)"
+    w, _ = mrun(ok, setup)
+    np.testing.assert_array_equal(w.v[2], data)
+    with pytest.raises(EmuError, match="LDS-DMA"):
+        mrun(ok.replace("s_waitcnt vmcnt(0)\n", ""), setup)
+    # vmcnt(1) retires only the older of two VMEM ops: not enough when the DMA is the newer one ...
+    older = "buffer_load_dword v3, v1, s[8:11], 0 offen\n" + ok.replace("vmcnt(0)", "vmcnt(1)")
+    with pytest.raises(EmuError, match="LDS-DMA"):
+        mrun(older, setup)
+    # ... and enough when it is the older one
+    mrun(ok.replace("s_waitcnt vmcnt(0)", "buffer_load_dword v3, v1, s[8:11], 0 offen\ns_waitcnt vmcnt(1)"), setup)

@@ -166,26 +166,33 @@ class Wave:
         T - lgkm - S LDS ops guaranteed, and scalar loads only when lgkm = 0."""
         q = self.vmq
         while len(q) > vm:
-            self._release(q.pop(0)[1])
+            e = q.pop(0)
+            self._release(e[1])
+            if e[2] is not None:
+                self.lds.release(e[2])
         q = self.lgkmq
         k = len(q) - lgkm
         if k <= 0:
             return
-        nsmem = sum(1 for kind, _ in q if kind == "smem")
+        nsmem = sum(1 for e in q if e[0] == "smem")
         lds_done = max(0, k - nsmem)
         keep = []
-        for kind, dsts in q:
-            if kind == "smem":
+        for e in q:
+            if e[0] == "smem":
                 if lgkm == 0:
-                    self._release(dsts)
+                    self._release(e[1])
                 else:
-                    keep.append((kind, dsts))
+                    keep.append(e)
             elif lds_done > 0:
                 lds_done -= 1
-                self._release(dsts)
+                self._release(e[1])
             else:
-                keep.append((kind, dsts))
+                keep.append(e)
         self.lgkmq = keep
+
+    def vm_push(self, lds_idx) -> None:
+        """Queues an LDS-DMA load on vmcnt; its LDS bytes stay pending until retired."""
+        self.vmq.append(("vm", (), lds_idx))
 
 
 def _regname(k: int) -> str:
@@ -375,7 +382,7 @@ class Machine:
                 r = fn(w)
                 n += 1
                 if q is not None:
-                    (w.vmq if q == "vm" else w.lgkmq).append((q, dsts))
+                    (w.vmq if q == "vm" else w.lgkmq).append((q, dsts, None))
                     for d in dsts:
                         w.pend[d] = w.pend.get(d, 0) + 1
                 if r is None:

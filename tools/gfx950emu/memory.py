@@ -72,6 +72,28 @@ class LocalMemory:
     def __init__(self, size: int):
         self.buf = np.zeros(size, np.uint8)
         self.limit = size
+        self.pend = np.zeros(size, np.uint16)  # per byte: LDS-DMA writes not yet retired by s_waitcnt vmcnt
+        self.npend = 0
+
+    def dma_scatter(self, off: np.ndarray, data: np.ndarray, what: str) -> np.ndarray:
+        """An LDS-DMA write: stores like scatter and marks the bytes pending until ``release``."""
+        off = np.asarray(off, np.int64)
+        self._check(off, data.shape[1], what)
+        idx = (off[:, None] + np.arange(data.shape[1])).ravel()
+        self.buf[idx] = data.ravel()
+        np.add.at(self.pend, idx, 1)
+        self.npend += 1
+        return idx
+
+    def release(self, idx: np.ndarray) -> None:
+        np.subtract.at(self.pend, idx, 1)
+        self.npend -= 1
+
+    def _check_pending(self, idx: np.ndarray, what: str):
+        if self.npend and self.pend[idx].any():
+            bad = idx[self.pend[idx] > 0].min()
+            raise EmuError(f"{what}: LDS byte {int(bad)} is written by an LDS-DMA load (buffer_/global_load ... lds) "
+                           "that no s_waitcnt vmcnt has retired yet")
 
     def _check(self, off: np.ndarray, nbytes: int, what: str):
         if off.size and (off.min() < 0 or off.max() + nbytes > self.limit):
@@ -82,9 +104,15 @@ class LocalMemory:
     def gather(self, off: np.ndarray, nbytes: int, what: str) -> np.ndarray:
         off = np.asarray(off, np.int64)
         self._check(off, nbytes, what)
-        return self.buf[off[:, None] + np.arange(nbytes)]
+        idx = off[:, None] + np.arange(nbytes)
+        if self.npend:
+            self._check_pending(idx.ravel(), what)
+        return self.buf[idx]
 
     def scatter(self, off: np.ndarray, data: np.ndarray, what: str) -> None:
         off = np.asarray(off, np.int64)
         self._check(off, data.shape[1], what)
-        self.buf[off[:, None] + np.arange(data.shape[1])] = data
+        idx = off[:, None] + np.arange(data.shape[1])
+        if self.npend:
+            self._check_pending(idx.ravel(), what)
+        self.buf[idx] = data

@@ -1201,8 +1201,9 @@ class Compiler:
                     sb = 8 * size
                     val = (val ^ (1 << (sb - 1))) - (1 << (sb - 1))
                 raw = np.ascontiguousarray((val & M32).astype("<u4")).view(np.uint8).reshape(-1, 4)
-            w.lds.scatter(w.s[M0] + imm + LANES[mk] * out, raw, what)
-        return ld, "vm", ()
+            idx = w.lds.dma_scatter(w.s[M0] + imm + LANES[mk] * out, raw, what)
+            w.vm_push(idx)
+        return ld, None, ()
 
     def c_buffer(self, ins: Instr):
         n = ins.mnemonic
@@ -1285,10 +1286,12 @@ class Compiler:
                 if lds:
                     m0 = w.s[M0]
                     loff = m0 + imm + LANES[mk] * size
-                    w.lds.scatter(loff, raw[mk], what)
+                    w.vm_push(w.lds.dma_scatter(loff, raw[mk], what))
                 else:
                     _load_result(w, di, nreg, raw[mk], fmt, mk)
-            return ld, "vm", (() if lds else _reg_keys(vd))
+            if lds:
+                return ld, None, ()
+            return ld, "vm", _reg_keys(vd)
         rdata = _store_reader(vd, size, fmt)
 
         def st(w):
