@@ -92,8 +92,15 @@ def _fp8(x):
     return np.asarray(x, np.float32).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
 
 
-def test_mfma_fp8_scaled_builtin_with_device_conversion(compiled):
-    prog = compiled("mfma_fp8_scaled")
+ALTERNATIVES = Semantics(fp8_overflow="saturate", cvt_pk_fp8_low_write="zero_high", mfma_accumulate="fp32_block",
+                         mfma_scale_byte="byte0", e8m0_ff="exponent", buffer_oob="start")
+
+
+@pytest.mark.parametrize("sem", [None, ALTERNATIVES], ids=["default", "alternatives"])
+def test_mfma_fp8_scaled_builtin_with_device_conversion(compiled, sem):
+    """Also under every alternative reading of the unverified semantics: clang's code must not depend on
+    them (it writes the low fp8 word before the high one, keeps scales in byte 0, ...)."""
+    prog = compiled("mfma_fp8_scaled", sem)
     names = {i.mnemonic for i in prog.instrs}
     assert "v_mfma_scale_f32_32x32x64_f8f6f4" in names and "v_cvt_pk_fp8_f32" in names
     m = Machine(prog)
