@@ -28,6 +28,10 @@ grep -E "registers|spill" "$OUT/build_test.log" | sort | uniq -c | head -20
 timeout 240 ./build-gpu/test_flash_attn 2>&1 | tee "$OUT/test.log" | tail -60
 echo "gpu test rc=${PIPESTATUS[0]}"
 
+# The custom head-dim example (one KernelConfig instantiation).
+nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude examples/custom_head_dim/custom_head_dim.hip \
+  -o build-gpu/custom_head_dim && ./build-gpu/custom_head_dim; echo "custom_head_dim rc=$?"
+
 # compute-sanitizer on the small subset.
 for tool in memcheck racecheck; do
   timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/test_flash_attn -tc='small*' \

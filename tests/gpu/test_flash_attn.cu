@@ -51,7 +51,17 @@ struct Case {
   bool with_lse = true;
   int pad = 0;  ///< extra elements per (row, head) slot: strided, non-contiguous views
   bool packed_qkv = false;  ///< q, k, v as slices of one [b, s, 3, h, d] tensor (needs seqlen_q == seqlen_k, equal dims)
+  /// nullptr: zyfa::flash_attn_func; else make_params + this launcher (a custom KernelConfig).
+  zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t) = nullptr;
 };
+
+zyfa::Status call(const Case& c, const zyfa::TensorRef& q, const zyfa::TensorRef& k, const zyfa::TensorRef& v,
+                  const zyfa::TensorRef& out, float* lse, const zyfa::AttentionOptions& opt) {
+  if (c.launcher == nullptr) return zyfa::flash_attn_func(q, k, v, out, lse, opt, nullptr);
+  zyfa::AttentionParams p;
+  if (zyfa::Status s = zyfa::make_params(q, k, v, out, lse, opt, &p); !s) return s;
+  return c.launcher(p, nullptr);
+}
 
 std::string describe(const Case& c) {
   char buf[256];
@@ -153,7 +163,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   // Poison: bf16 NaN (0x7FC0 pairs) and fp32 NaN.
   CUDA_OK(cudaMemset(d_out.p, 0x7F, out_n * 2));
   CUDA_OK(cudaMemset(d_lse.p, 0xFF, lse_n * 4));
-  zyfa::Status st = zyfa::flash_attn_func(q, k, v, out, lse, opt, nullptr);
+  zyfa::Status st = call(c, q, k, v, out, lse, opt);
   REQUIRE_MESSAGE(st.ok(), st.message);
   CUDA_OK(cudaDeviceSynchronize());
   std::vector<std::uint16_t> h_out(out_n);
@@ -210,7 +220,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   for (int r = 0; r < repeats_bitwise; ++r) {
     CUDA_OK(cudaMemset(d_out.p, 0x7F, out_n * 2));
     CUDA_OK(cudaMemset(d_lse.p, 0xFF, lse_n * 4));
-    st = zyfa::flash_attn_func(q, k, v, out, lse, opt, nullptr);
+    st = call(c, q, k, v, out, lse, opt);
     REQUIRE(st.ok());
     CUDA_OK(cudaDeviceSynchronize());
     std::vector<std::uint16_t> o2(out_n);
@@ -361,6 +371,24 @@ TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
   c.seqlen_k = 1000;
   c.causal = true;
   run_case(c, 100);
+}
+
+TEST_CASE("small: custom head dims through bf16::launch<KernelConfig> (examples/custom_head_dim)") {
+  for (bool causal : {false, true}) {
+    Case c;
+    c.heads = 4;
+    c.heads_k = 2;
+    c.seqlen_q = 100;
+    c.seqlen_k = 130;
+    c.dqk = c.dv = 96;
+    c.causal = causal;
+    c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<96, 96, 128, 64, 4>>;
+    run_case(c);
+    c.dqk = 160;
+    c.dv = 64;
+    c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<160, 64, 128, 64, 4>>;
+    run_case(c);
+  }
 }
 
 TEST_CASE("small: errors are returned, not crashes") {
