@@ -45,10 +45,13 @@ def main() -> None:
         seq = ids[: a.seqlen]
         llm.reset()
         llm.eval(seq)
-        logits = np.asarray(llm.scores[: len(seq)], dtype=np.float64)
-        m = logits.max(axis=1, keepdims=True)
-        lse = m[:, 0] + np.log(np.exp(logits - m).sum(axis=1))
-        nll = lse[:-1] - logits[np.arange(len(seq) - 1), seq[1:]]
+        nll = np.empty(len(seq) - 1)
+        for r0 in range(0, len(seq) - 1, 256):  # chunked: [n_ctx, n_vocab] in float64 would not fit in memory
+            r1 = min(len(seq) - 1, r0 + 256)
+            lg = np.asarray(llm.scores[r0:r1], dtype=np.float64)
+            m = lg.max(axis=1, keepdims=True)
+            lse = m[:, 0] + np.log(np.exp(lg - m).sum(axis=1))
+            nll[r0:r1] = lse - lg[np.arange(r1 - r0), seq[r0 + 1:r1 + 1]]
         print(f"[{short}] llama.cpp on our {len(seq)} token ids: loss {nll.mean():.4f} nats, "
               f"perplexity {math.exp(nll.mean()):.3f}")
 
