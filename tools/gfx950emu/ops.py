@@ -332,6 +332,17 @@ def _f32_to_f16(x):
     return np.asarray(x, np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)
 
 
+def _f32_to_f16_rtz(x):
+    """f32 -> f16 bits, rounding toward zero (finite values never become inf)."""
+    x = np.asarray(x, np.float32)
+    h = x.astype(np.float16)
+    back = h.astype(np.float32)
+    fin = np.isfinite(x)
+    h = np.where(fin & (np.abs(back) > np.abs(x)), np.nextafter(h, np.float16(0)), h)
+    h = np.where(fin & np.isinf(h), np.copysign(np.float16(65504), x).astype(np.float16), h).astype(np.float16)
+    return h.view(np.uint16).astype(np.uint32)
+
+
 def _rcp(x):
     return np.float32(1.0) / np.asarray(x, np.float32)
 
@@ -359,9 +370,7 @@ VOP: dict[str, tuple] = {
     "v_min_f32": (("f32", "f32"), "f32", np.fmin),
     "v_ldexp_f32": (("f32", "i32"), "f32", _ldexp),
     "v_fma_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: f64(a) * b + c),
-    "v_mad_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.float32(f64(a) * b) + c),
     "v_fmac_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: f64(a) * b + c),
-    "v_mac_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.float32(f64(a) * b) + c),
     "v_max3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmax(a, b), c)),
     "v_min3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
     "v_med3_f32": (("f32", "f32", "f32"), "f32", _med3),
@@ -395,7 +404,7 @@ VOP: dict[str, tuple] = {
     "v_cvt_f32_bf16": (("u32",), "f32", lambda a: ((_u(a) & 0xFFFF) << 16).view(np.float32)),
     "v_cvt_pk_bf16_f32": (("f32", "f32"), "u32",
                           lambda a, b: f32_to_bf16_bits(a) | (f32_to_bf16_bits(b) << 16)),
-    "v_cvt_pkrtz_f16_f32": (("f32", "f32"), "u32", lambda a, b: _f32_to_f16(a) | (_f32_to_f16(b) << 16)),
+    "v_cvt_pkrtz_f16_f32": (("f32", "f32"), "u32", lambda a, b: _f32_to_f16_rtz(a) | (_f32_to_f16_rtz(b) << 16)),
     # integer / bit ops
     "v_mov_b32": (("u32",), "u32", lambda a: a),
     "v_not_b32": (("u32",), "u32", lambda a: ~_u(a)),
@@ -433,7 +442,6 @@ VOP: dict[str, tuple] = {
     "v_bfm_b32": (("u32", "u32"), "u32", lambda a, b: ((1 << _i(_u(a) & 31)) - 1) << _i(_u(b) & 31)),
     "v_and_or_b32": (("u32", "u32", "u32"), "u32", lambda a, b, c: (_u(a) & b) | c),
     "v_or3_b32": (("u32", "u32", "u32"), "u32", lambda a, b, c: _u(a) | b | c),
-    "v_xor3_b32": (("u32", "u32", "u32"), "u32", lambda a, b, c: _u(a) ^ b ^ c),
     "v_xad_u32": (("u32", "u32", "u32"), "u32", lambda a, b, c: _i(_u(a) ^ b) + _i(c)),
     "v_add3_u32": (("u32", "u32", "u32"), "u32", lambda a, b, c: _i(a) + _i(b) + _i(c)),
     "v_lshl_add_u32": (("u32", "u32", "u32"), "u32", lambda a, b, c: _i(_u(a) << (_u(b) & 31)) + _i(c)),
@@ -491,7 +499,7 @@ def _u64(x):
 
 
 # Ops whose dst is also an input (VOP2 accumulate forms): (name -> index of the source the dst provides)
-_ACC = {"v_fmac_f32": 2, "v_mac_f32": 2}
+_ACC = {"v_fmac_f32": 2}
 
 _FLOAT_OPS = {k for k, v in VOP.items() if v[1] == "f32" and all(t == "f32" for t in v[0])}
 
@@ -1831,8 +1839,6 @@ def _sp_bitop3(c: Compiler, ins: Instr, base: str, enc: str):
     t = ins.mods.get("bitop3", 0)
     ra, rb, rc = (rd32(o) for o in ins.operands[1:])
     wr = vwrite(ins.operands[0])
-    if base == "v_bitop3_b16":
-        raise EmuError("v_bitop3_b16 is not supported by the emulator")
 
     def f(w):
         a, b, cc = _u(ra(w)), _u(rb(w)), _u(rc(w))
@@ -1862,7 +1868,7 @@ _VSPECIAL = {
     "v_cvt_pk_f32_fp8": _sp_cvt_f32_f8, "v_cvt_pk_f32_bf8": _sp_cvt_f32_f8,
     "v_permlane32_swap_b32": _sp_permlane_swap, "v_permlane16_swap_b32": _sp_permlane_swap,
     "v_nop": _sp_nop,
-    "v_bitop3_b32": _sp_bitop3, "v_bitop3_b16": _sp_bitop3,
+    "v_bitop3_b32": _sp_bitop3,
 }
 for _n in ("v_cvt_scalef32_pk_fp8_f32", "v_cvt_scalef32_pk_bf8_f32", "v_cvt_scalef32_pk_f32_fp8",
            "v_cvt_scalef32_pk_f32_bf8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_f32_bf8"):
