@@ -284,3 +284,142 @@ def test_lds_dma_read_before_vmcnt_is_caught():
         mrun(older, setup)
     # ... and enough when it is the older one
     mrun(ok.replace("s_waitcnt vmcnt(0)", "buffer_load_dword v3, v1, s[8:11], 0 offen\ns_waitcnt vmcnt(1)"), setup)
+
+
+LOAD_TYPES = {  # suffix -> (bytes, kind): kind u/s = zero/sign-extended, lo/hi/slo/shi = 16-bit half, raw
+    "dword": (4, "raw"), "dwordx2": (8, "raw"), "dwordx3": (12, "raw"), "dwordx4": (16, "raw"),
+    "ubyte": (1, "u"), "sbyte": (1, "s"), "ushort": (2, "u"), "sshort": (2, "s"),
+    "short_d16": (2, "lo"), "short_d16_hi": (2, "hi"), "ubyte_d16": (1, "lo"), "ubyte_d16_hi": (1, "hi"),
+    "sbyte_d16": (1, "slo"), "sbyte_d16_hi": (1, "shi"),
+}
+DS_LOAD = {"b32": "dword", "b64": "dwordx2", "b96": "dwordx3", "b128": "dwordx4", "u8": "ubyte", "i8": "sbyte",
+           "u16": "ushort", "i16": "sshort", "u16_d16": "short_d16", "u16_d16_hi": "short_d16_hi",
+           "u8_d16": "ubyte_d16", "u8_d16_hi": "ubyte_d16_hi", "i8_d16": "sbyte_d16", "i8_d16_hi": "sbyte_d16_hi"}
+PRESET = 0xA5A55A5A
+
+
+def _expect_load(mem: np.ndarray, offs: np.ndarray, t: str) -> np.ndarray:
+    """(nregs, 64) expected registers for a load of type t at byte offsets offs of mem (uint8)."""
+    size, kind = LOAD_TYPES[t]
+    out = []
+    vals = [int.from_bytes(mem[o:o + size].tobytes(), "little") for o in offs]
+    if kind == "raw":
+        return np.array([[(v >> (32 * r)) & M32 for v in vals] for r in range(size // 4)], np.uint32)
+    res = []
+    for v in vals:
+        sv = v - (1 << (8 * size)) if v >> (8 * size - 1) else v
+        if kind == "u":
+            res.append(v)
+        elif kind == "s":
+            res.append(sv & M32)
+        elif kind in ("lo", "slo"):
+            res.append((PRESET & 0xFFFF0000) | ((sv if kind == "slo" else v) & 0xFFFF))
+        else:
+            res.append((PRESET & 0xFFFF) | (((sv if kind == "shi" else v) & 0xFFFF) << 16))
+    return np.array([res], np.uint32)
+
+
+M32 = 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("seg,t", [("global", t) for t in LOAD_TYPES] + [("flat", "dwordx3"), ("flat", "sbyte")]
+                         + [("buffer", t) for t in ("dwordx2", "dwordx3", "ubyte", "sshort", "short_d16_hi")])
+def test_every_vector_load_type(seg, t):
+    mem = RNG.integers(0, 256, 2048).astype(np.uint8)
+    size = LOAD_TYPES[t][0]
+    nreg = max(1, size // 4)
+    offs = (16 * L + (3 if size < 4 else 0)).astype(np.int64)
+    dst = "v10" if nreg == 1 else f"v[10:{9 + nreg}]"
+
+    def setup(m):
+        a = m.upload(mem)
+        lo, hi = split(a)
+        sg = {4: lo, 5: hi}
+        sg.update(_bufdesc(a, 2048))
+        vg = {1: offs.astype(np.uint32), 10: PRESET}
+        full = a + offs
+        vg[2], vg[3] = (full & M32).astype(np.uint32), (full >> 32).astype(np.uint32)
+        return sg, vg
+    body = {"global": f"global_load_{t} {dst}, v1, s[4:5]", "flat": f"flat_load_{t} {dst}, v[2:3]",
+            "buffer": f"buffer_load_{t} {dst}, v1, s[8:11], 0 offen"}[seg] + "\ns_waitcnt vmcnt(0)"
+    w, _ = mrun(body, setup)
+    np.testing.assert_array_equal(w.v[10:10 + nreg], _expect_load(mem, offs, t))
+
+
+@pytest.mark.parametrize("t", list(DS_LOAD))
+def test_every_lds_load_type(t):
+    mem = RNG.integers(0, 256, 4096).astype(np.uint8)
+    gt = DS_LOAD[t]
+    size = LOAD_TYPES[gt][0]
+    nreg = max(1, size // 4)
+    offs = (16 * L + (1 if size < 4 else 0)).astype(np.int64)
+    dst = "v10" if nreg == 1 else f"v[10:{9 + nreg}]"
+    w, _ = mrun(f"ds_read_{t} {dst}, v1 offset:8\ns_waitcnt lgkmcnt(0)",
+                lambda m: ({}, {1: offs.astype(np.uint32), 10: PRESET}), lds=mem)
+    np.testing.assert_array_equal(w.v[10:10 + nreg], _expect_load(mem, offs + 8, gt))
+
+
+STORE_TYPES = {"dword": (4, 0), "dwordx2": (8, 0), "dwordx3": (12, 0), "dwordx4": (16, 0), "byte": (1, 0),
+               "short": (2, 0), "byte_d16_hi": (1, 16), "short_d16_hi": (2, 16)}
+DS_STORE = {"b32": "dword", "b64": "dwordx2", "b96": "dwordx3", "b128": "dwordx4", "b8": "byte", "b16": "short",
+            "b8_d16_hi": "byte_d16_hi", "b16_d16_hi": "short_d16_hi"}
+
+
+def _expect_store(before: np.ndarray, offs, regs: np.ndarray, t: str) -> np.ndarray:
+    size, shift = STORE_TYPES[t]
+    out = before.copy()
+    for l, o in enumerate(offs):
+        if size >= 4:
+            b = regs[: size // 4, l].astype("<u4").tobytes()
+        else:
+            b = int((int(regs[0, l]) >> shift) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        out[o:o + size] = np.frombuffer(b, np.uint8)
+    return out
+
+
+@pytest.mark.parametrize("seg,t", [("global", t) for t in STORE_TYPES] + [("flat", "dwordx2"), ("buffer", "short"),
+                                                                           ("buffer", "dwordx3"), ("ds", None)])
+def test_every_store_type(seg, t):
+    types = list(DS_STORE) if seg == "ds" else [t]
+    for tt in types:
+        gt = DS_STORE[tt] if seg == "ds" else tt
+        size = STORE_TYPES[gt][0]
+        nreg = max(1, size // 4)
+        regs = RNG.integers(0, 2 ** 32, (4, 64), dtype=np.uint64).astype(np.uint32)
+        offs = (32 * L + (5 if size < 4 else 4)).astype(np.int64)
+        data = "v10" if nreg == 1 else f"v[10:{9 + nreg}]"
+        st = {}
+
+        def setup(m):
+            st["a"] = a = m.upload(np.zeros(4096, np.uint8))
+            lo, hi = split(a)
+            sg = {4: lo, 5: hi}
+            sg.update(_bufdesc(a, 4096))
+            full = a + offs
+            vg = {1: offs.astype(np.uint32), 2: (full & M32).astype(np.uint32), 3: (full >> 32).astype(np.uint32)}
+            vg.update({10 + j: regs[j] for j in range(4)})
+            return sg, vg
+        body = {"global": f"global_store_{gt} v1, {data}, s[4:5]", "flat": f"flat_store_{gt} v[2:3], {data}",
+                "buffer": f"buffer_store_{gt} {data}, v1, s[8:11], 0 offen",
+                "ds": f"ds_write_{tt} v1, {data}"}[seg] + "\ns_waitcnt vmcnt(0) lgkmcnt(0)"
+        w, m = mrun(body, setup)
+        got = w.lds.buf[:4096] if seg == "ds" else m.download(st["a"], np.uint8, (4096,))
+        np.testing.assert_array_equal(got, _expect_store(np.zeros(4096, np.uint8), offs, regs, gt), err_msg=tt)
+
+
+def test_ds_read2_write2_b64_and_st64():
+    x = RNG.integers(0, 2 ** 32, (4, 64), dtype=np.uint64).astype(np.uint32)
+    body = """v_lshlrev_b32_e32 v1, 4, v0
+ds_write2_b64 v1, v[2:3], v[4:5] offset1:128
+ds_write2st64_b64 v1, v[4:5], v[2:3] offset0:4 offset1:6
+s_waitcnt lgkmcnt(0)
+ds_read2_b64 v[8:11], v1 offset1:128
+ds_read2st64_b64 v[12:15], v1 offset0:4 offset1:6
+s_waitcnt lgkmcnt(0)"""
+    w, _ = mrun(body, lambda m: ({}, {0: L.astype(np.uint32), 2: x[0], 3: x[1], 4: x[2], 5: x[3]}))
+    for j, r in enumerate((0, 1, 2, 3)):
+        np.testing.assert_array_equal(w.v[8 + j], x[r])
+    for j, r in enumerate((2, 3, 0, 1)):
+        np.testing.assert_array_equal(w.v[12 + j], x[r])
+    lds = w.lds.buf.view(np.uint32)
+    np.testing.assert_array_equal(lds[(4 * 512 + 16 * L) // 4], x[2])  # st64 b64: offset unit 512 bytes
