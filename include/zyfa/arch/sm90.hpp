@@ -86,14 +86,6 @@ struct LdsmAddr {
   }
 };
 
-/// The lane index read inside the loop (volatile: keeps the compiler from hoisting every swizzled ldmatrix
-/// address out of the key loop, which costs ~40 live registers and makes ptxas spill).
-__device__ __forceinline__ int lane_volatile() {
-  int l;
-  asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(l));
-  return l;
-}
-
 /// Two floats -> packed bf16x2 (round to nearest even); `lo` in bits 0..15.
 __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   std::uint32_t r;
@@ -222,8 +214,8 @@ struct WarpTile {
     }
   }
 
-  /// `x` through a volatile move: values derived from it are recomputed where used instead of being hoisted
-  /// out of the key loop and kept live (register pressure; see lane_volatile).
+  /// `x` through a volatile move: values derived from it (tile-copy and mask indices) are recomputed where used
+  /// instead of being hoisted out of the key loop and kept live (register pressure: without it ptxas spills).
   __device__ static int opaque(int x) {
     int y;
     asm volatile("mov.b32 %0, %1;\n" : "=r"(y) : "r"(x));
