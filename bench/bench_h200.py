@@ -151,11 +151,11 @@ def main():
         for j, (dqk, dv) in enumerate(dims):
             for i, causal in enumerate((1, 0)):
                 ax = axes[i][j]
-                for impl in ("zyfa", "sdpa_flash", "sdpa_cudnn"):
+                for impl, color in (("zyfa", "C0"), ("sdpa_flash", "C1"), ("sdpa_cudnn", "C2")):
                     pts = [(r["seqlen_q"], float(r["tflops"])) for r in rows if r["impl"] == impl and
                            r["head_dim_qk"] == dqk and r["head_dim_v"] == dv and r["causal"] == causal]
                     if pts:
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl, color=color)
                 ax.set_xscale("log", base=2)
                 ax.set_title(f"d=({dqk},{dv}) {'causal' if causal else 'non-causal'}")
                 ax.set_xlabel("seqlen (16K tokens total)")
