@@ -464,3 +464,36 @@ def test_every_implemented_instruction_is_tested():
     text = "".join(p.read_text() for p in here.glob("test_emu_*.py"))
     missing = sorted(n for n in names if n not in text)
     assert not missing, f"instructions without a unit test: {missing}"
+
+
+def test_bitop3_b16_halves_and_mode_register_ops():
+    a, b, c = u32s(), u32s()[::-1].copy(), RNG.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    pre = np.full(64, 0x12345678, np.uint32)
+
+    def ref(x, y, z, t=0xEC):
+        out = 0
+        for bit in range(16):
+            idx = (((x >> bit) & 1) << 2) | (((y >> bit) & 1) << 1) | ((z >> bit) & 1)
+            out |= ((t >> idx) & 1) << bit
+        return out
+    w = run_snippet("v_bitop3_b16 v0, v1, v2, v3 bitop3:0xec\nv_bitop3_b16 v4, v1, v2, v3 bitop3:0xec op_sel:[1,0,1,1]\n"
+                    "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0\ns_getreg_b32 s1, hwreg(HW_REG_MODE, 0, 4)",
+                    vgprs={1: a, 2: b, 3: c, 0: pre, 4: pre}, sgprs={1: 77})
+    np.testing.assert_array_equal(w.v[0], per_lane(lambda x, y, z: 0x12340000 | ref(x, y, z), a, b, c))
+    np.testing.assert_array_equal(w.v[4], per_lane(lambda x, y, z: 0x5678 | (ref(x >> 16, y, z >> 16) << 16), a, b, c))
+    assert w.s[1] == 0  # mode/status registers are not modelled: s_getreg reads 0
+
+
+@pytest.mark.parametrize("t", ["u16", "i16", "f16"])
+def test_16bit_compares(t):
+    a = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    b = (a & 0xFFFF0000) | RNG.integers(0, 2 ** 16, 64).astype(np.uint32)
+    b[:8] = a[:8] ^ 0xFFFF0000  # equal low halves, different high halves
+    ne = "neq" if t == "f16" else "ne"
+    w = run_snippet(f"v_cmp_lt_{t}_e32 vcc, v1, v2\nv_cmp_{ne}_{t}_e64 s[4:5], v1, v2", vgprs={1: a, 2: b})
+    lo = lambda x: (x & 0xFFFF).astype(np.uint16).view({"u16": np.uint16, "i16": np.int16, "f16": np.float16}[t])
+    want_lt = lo(a) < lo(b)
+    want_ne = ~(lo(a) == lo(b))  # f16 neq: true for NaN
+    bits = lambda m: sum(1 << i for i in range(64) if m[i])
+    assert w.s[106] | (w.s[107] << 32) == bits(want_lt)
+    assert w.s[4] | (w.s[5] << 32) == bits(want_ne)

@@ -151,6 +151,8 @@ def parse_operand(t: str) -> Operand:
     if _FLOAT_RE.match(low):
         v = float(low)
         return Operand("const", value=-v if neg else v, text=text)
+    if low.startswith("hwreg(") or low.startswith("sendmsg("):
+        return Operand("hwreg", name=t, text=text)
     if low in ("src_scc", "src_execz", "src_vccz", "src_lds_direct", "src_shared_base",
                "src_shared_limit", "src_private_base", "src_private_limit", "src_pops_exiting_wave_id"):
         raise EmuError(f"special source operand {text!r} is not supported")

@@ -164,6 +164,21 @@ def typed_reader(op: Operand, t: str, raw=None):
     raise EmuError(f"internal: type {t}")
 
 
+def _half_reader(op: Operand, t: str):
+    """Low 16 bits of a source as f16 / i16 / u16 (constants: floats as f16, ints as 16-bit values)."""
+    if op.kind == "const":
+        c = np.uint32(const_bits(op.value, 16))
+        raw = lambda w: c
+    else:
+        raw = rd32(op)
+    if t == "f16":
+        f = lambda w: (np.asarray(raw(w), np.uint32) & 0xFFFF).astype(np.uint16).view(np.float16)
+        return _fmods(op, f)
+    if t == "i16":
+        return lambda w: (np.asarray(raw(w), np.uint32) & 0xFFFF).astype(np.uint16).view(np.int16)
+    return lambda w: np.asarray(raw(w), np.uint32) & 0xFFFF
+
+
 def sread(op: Operand, width: int = 32):
     """Scalar reader: fn(w) -> Python int (unsigned bits)."""
     if op.kind == "s":
@@ -657,7 +672,7 @@ class Compiler:
             raise EmuError(f"{n}: function calls, traps and pc-relative code are not supported by the emulator")
         if n in ("s_setreg_b32", "s_setreg_imm32_b32", "s_denorm_mode", "s_round_mode"):
             return lambda w: None  # mode register: the emulator always keeps denormals and rounds to nearest even
-        if n == "s_getreg_b32":
+        if n == "s_getreg_b32":  # the emulator keeps no mode/status registers: reads give 0
             wr = swrite(ops[0])
             return lambda w: wr(w, 0)
         if n in ("s_memtime", "s_memrealtime"):
@@ -908,15 +923,16 @@ class Compiler:
                 return self._vcmp_class(ins, base)
             return None
         x, op, t = m.groups()
-        if t in ("f16", "i16", "u16"):
-            raise EmuError(f"{base}: 16-bit compares are not supported by the emulator")
         _need(ins, 3)
         _check_mods(ins, {"clamp"} if enc != "sdwa" else {"src0_sel", "src1_sel"})
         sdst = ins.operands[0]
         if sdst.kind != "s":
             raise EmuError(f"{base}: first operand must be an SGPR pair (vcc or s[n:n+1])")
-        a = typed_reader(ins.operands[1], t)
-        b = typed_reader(ins.operands[2], t)
+        if t in ("f16", "i16", "u16"):  # low 16 bits of each source
+            a, b = (_half_reader(o, t) for o in ins.operands[1:3])
+        else:
+            a = typed_reader(ins.operands[1], t)
+            b = typed_reader(ins.operands[2], t)
         if t[0] == "f":
             fn = {"f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
                   "lt": np.less, "eq": np.equal, "le": np.less_equal, "gt": np.greater,
@@ -1835,10 +1851,28 @@ def _sp_bitop3(c: Compiler, ins: Instr, base: str, enc: str):
     """v_bitop3_b32 d, s0, s1, s2 bitop3:T: each result bit is bit ((s0 << 2) | (s1 << 1) | s2) of T (LLVM's
     truth-table convention: s0 = 0xF0, s1 = 0xCC, s2 = 0xAA)."""
     _need(ins, 4)
-    _check_mods(ins, {"bitop3"})
+    _check_mods(ins, {"bitop3", "op_sel"} if base == "v_bitop3_b16" else {"bitop3"})
     t = ins.mods.get("bitop3", 0)
     ra, rb, rc = (rd32(o) for o in ins.operands[1:])
     wr = vwrite(ins.operands[0])
+    if base == "v_bitop3_b16":
+        # 16-bit form: op_sel[i] picks the high half of source i, op_sel[3] writes the high half of the
+        # destination; the other destination half is preserved (gfx9 16-bit VOP3 ops outside LLVM's
+        # GCNSubtarget::zeroesHigh16BitsOfDest list keep the high bits).
+        sel = (ins.mods.get("op_sel", [0, 0, 0, 0]) + [0, 0, 0, 0])[:4]
+        di = _vidx(ins.operands[0])
+
+        def f16(w):
+            a, b, cc = ((_u(r(w)) >> (16 * sel[j])) & 0xFFFF for j, r in enumerate((ra, rb, rc)))
+            r = np.zeros(np.broadcast(a, b, cc).shape, np.uint32)
+            for i in range(8):
+                if (t >> i) & 1:
+                    r |= (a if i & 4 else ~a) & (b if i & 2 else ~b) & (cc if i & 1 else ~cc)
+            r &= 0xFFFF
+            old = w.v[di]
+            new = (old & np.uint32(0xFFFF)) | (r << 16) if sel[3] else (old & np.uint32(0xFFFF0000)) | r
+            np.copyto(w.v[di], new.astype(np.uint32), where=w.mask())
+        return f16
 
     def f(w):
         a, b, cc = _u(ra(w)), _u(rb(w)), _u(rc(w))
@@ -1868,7 +1902,7 @@ _VSPECIAL = {
     "v_cvt_pk_f32_fp8": _sp_cvt_f32_f8, "v_cvt_pk_f32_bf8": _sp_cvt_f32_f8,
     "v_permlane32_swap_b32": _sp_permlane_swap, "v_permlane16_swap_b32": _sp_permlane_swap,
     "v_nop": _sp_nop,
-    "v_bitop3_b32": _sp_bitop3,
+    "v_bitop3_b32": _sp_bitop3, "v_bitop3_b16": _sp_bitop3,
 }
 for _n in ("v_cvt_scalef32_pk_fp8_f32", "v_cvt_scalef32_pk_bf8_f32", "v_cvt_scalef32_pk_f32_fp8",
            "v_cvt_scalef32_pk_f32_bf8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_f32_bf8"):
