@@ -1,7 +1,8 @@
 """End-to-end: zyfa's BF16 forward attention kernel (include/zyfa/kernels, issue 4), compiled for gfx950 by
 clang-22 at test time (tests/emu_kernels/bf16_attention.hip), runs in the gfx950 emulator on small shapes and
-matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128, causal (bottom-right) and
-not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key, a strided q."""
+matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128 (and 64, 256 once each),
+causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key,
+a strided q."""
 import json
 import os
 import pathlib
@@ -53,10 +54,10 @@ def _build(tmp_path_factory, arch, semantics=None):
     prog = Program.from_asm_text(text, semantics)
     names = {}
     for n in prog.kernels:
-        for dqk, dv in ((128, 128), (192, 128)):
+        for dqk, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
             if f"KernelConfigILi{dqk}ELi{dv}E" in n:
                 names[(dqk, dv)] = n
-    assert len(names) == 2, list(prog.kernels)
+    assert len(names) == 4, list(prog.kernels)
     return prog, names, layout
 
 
@@ -115,6 +116,8 @@ CASES = [  # (dqk, dv, batch, seqlen_q, seqlen_k, num_heads, num_heads_k, causal
     (128, 128, 1, 150, 77, 1, 1, True, 24),     # seqlen_q > seqlen_k: 73 rows see no key; strided q
     (192, 128, 1, 70, 150, 4, 2, True, 0),      # MLA head dims, GQA, causal
     (192, 128, 1, 129, 65, 1, 1, False, 0),     # 2 query tiles (129 rows), 2 key tiles
+    (64, 64, 1, 100, 150, 2, 1, True, 0),       # the other built-ins, once each
+    (256, 256, 1, 70, 90, 2, 2, False, 0),
 ]
 
 
