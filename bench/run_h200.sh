@@ -24,7 +24,13 @@ wait
 tail -3 "$OUT/build_test.log"; tail -3 "$OUT/build_ext.log"
 grep -E "registers|spill" "$OUT/build_test.log" | sort | uniq -c | head -20
 
-# GPU tests (every element vs fp64, edge cases, 100 bitwise repeats).
+# Real activations (issue 3) for the GPU test: unpack the committed .npy.gz files.
+mkdir -p build-gpu/activations
+for f in data/activations/*/layer*_[qkv].npy.gz; do
+  m=$(basename "$(dirname "$f")"); gunzip -c "$f" > "build-gpu/activations/${m}_$(basename "$f" .gz)"
+done
+
+# GPU tests (every element vs fp64, edge cases, real activations, 100 bitwise repeats).
 timeout 240 ./build-gpu/test_flash_attn 2>&1 | tee "$OUT/test.log" | tail -60
 echo "gpu test rc=${PIPESTATUS[0]}"
 

@@ -51,6 +51,9 @@ struct Case {
   bool with_lse = true;
   int pad = 0;  ///< extra elements per (row, head) slot: strided, non-contiguous views
   bool packed_qkv = false;  ///< q, k, v as slices of one [b, s, 3, h, d] tensor (needs seqlen_q == seqlen_k, equal dims)
+  /// Real activations instead of random inputs: path prefix of <prefix>_{q,k,v}.npy (bf16 bits '<u2', BSHD,
+  /// C order, shapes as this case's; bench/run_h200.sh unpacks data/activations/*/*.npy.gz to build-gpu/).
+  const char* activations = nullptr;
   /// nullptr: zyfa::flash_attn_func; else make_params + this launcher (a custom KernelConfig).
   zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t) = nullptr;
 };
@@ -64,9 +67,10 @@ zyfa::Status call(const Case& c, const zyfa::TensorRef& q, const zyfa::TensorRef
 }
 
 std::string describe(const Case& c) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "b=%d sq=%d sk=%d h=%d hk=%d d=(%d,%d) causal=%d lse=%d pad=%d packed=%d", c.batch,
-                c.seqlen_q, c.seqlen_k, c.heads, c.heads_k, c.dqk, c.dv, c.causal, c.with_lse, c.pad, c.packed_qkv);
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "b=%d sq=%d sk=%d h=%d hk=%d d=(%d,%d) causal=%d lse=%d pad=%d packed=%d%s%s", c.batch,
+                c.seqlen_q, c.seqlen_k, c.heads, c.heads_k, c.dqk, c.dv, c.causal, c.with_lse, c.pad, c.packed_qkv,
+                c.activations ? " real=" : "", c.activations ? c.activations : "");
   return buf;
 }
 
@@ -85,6 +89,35 @@ struct Tensors {
   zyfa::TensorRef q, k, v, out;
   std::int64_t out_elems = 0, lse_elems = 0;
 };
+
+/// Reads a C-order '<u2' .npy file (format 1.0/2.0) and checks its element count.
+std::vector<std::uint16_t> read_npy_u16(const std::string& path, size_t expect_elems) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  REQUIRE_MESSAGE(f != nullptr, "cannot open " << path << " (run bench/run_h200.sh, which unpacks it)");
+  unsigned char magic[8];
+  REQUIRE(std::fread(magic, 1, 8, f) == 8);
+  REQUIRE(std::memcmp(magic, "\x93NUMPY", 6) == 0);
+  std::uint32_t hlen = 0;
+  if (magic[6] == 1) {
+    unsigned char b[2];
+    REQUIRE(std::fread(b, 1, 2, f) == 2);
+    hlen = b[0] | (b[1] << 8);
+  } else {
+    unsigned char b[4];
+    REQUIRE(std::fread(b, 1, 4, f) == 4);
+    hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+  }
+  std::string header(hlen, ' ');
+  REQUIRE(std::fread(&header[0], 1, hlen, f) == hlen);
+  REQUIRE_MESSAGE(header.find("'<u2'") != std::string::npos, path << ": dtype must be <u2 (bf16 bits)");
+  REQUIRE_MESSAGE(header.find("'fortran_order': False") != std::string::npos, path << ": must be C order");
+  std::vector<std::uint16_t> data(expect_elems);
+  REQUIRE_MESSAGE(std::fread(data.data(), 2, expect_elems, f) == expect_elems, path << ": too few elements");
+  unsigned char extra;
+  REQUIRE_MESSAGE(std::fread(&extra, 1, 1, f) == 0, path << ": more elements than the case's shape");
+  std::fclose(f);
+  return data;
+}
 
 std::vector<std::uint16_t> random_bf16(size_t n) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -126,7 +159,16 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     v_n = static_cast<size_t>(v_bs) * b;
   }
   const size_t total = q_n + k_n + v_n;
-  host_all = random_bf16(total);
+  if (c.activations != nullptr) {
+    REQUIRE((!c.packed_qkv && c.pad == 0));
+    const std::string pre = c.activations;
+    host_all = read_npy_u16(pre + "_q.npy", q_n);
+    const auto hk_ = read_npy_u16(pre + "_k.npy", k_n), hv_ = read_npy_u16(pre + "_v.npy", v_n);
+    host_all.insert(host_all.end(), hk_.begin(), hk_.end());
+    host_all.insert(host_all.end(), hv_.begin(), hv_.end());
+  } else {
+    host_all = random_bf16(total);
+  }
   if (!c.packed_qkv) {
     k_off = static_cast<std::int64_t>(q_n);
     v_off = static_cast<std::int64_t>(q_n + k_n);
@@ -371,6 +413,24 @@ TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
   c.seqlen_k = 1000;
   c.causal = true;
   run_case(c, 100);
+}
+
+TEST_CASE("real activations: SmolLM2-135M layer 15 (hd64, GQA 9:3, 2048 tokens), Gemma 3 270M layer 11 (hd256, MQA 4:1)") {
+  // data/activations/*/meta.json: causal, softmax_scale = 1/sqrt(head_dim) (the default) for both layers.
+  Case c;
+  c.causal = true;
+  c.seqlen_q = c.seqlen_k = 2048;
+  c.heads = 9;
+  c.heads_k = 3;
+  c.dqk = c.dv = 64;
+  c.activations = "build-gpu/activations/smollm2-135m_layer15";
+  run_case(c);
+  c.seqlen_q = c.seqlen_k = 1024;
+  c.heads = 4;
+  c.heads_k = 1;
+  c.dqk = c.dv = 256;
+  c.activations = "build-gpu/activations/gemma3-270m_layer11";
+  run_case(c);
 }
 
 TEST_CASE("small: custom head dims through bf16::launch<KernelConfig> (examples/custom_head_dim)") {
