@@ -67,7 +67,7 @@ def test_global_access_outside_allocations_is_an_error():
         a = m.upload(np.zeros(16, np.uint32))
         lo, hi = split(a)
         return {4: lo, 5: hi}, {1: (4 * L).astype(np.uint32)}
-    with pytest.raises(EmuError, match="outside allocated memory"):
+    with pytest.raises(EmuError, match="outside every allocation"):
         mrun("global_load_dword v2, v1, s[4:5] offset:4000\ns_waitcnt vmcnt(0)", setup)
 
 
@@ -423,3 +423,15 @@ s_waitcnt lgkmcnt(0)"""
         np.testing.assert_array_equal(w.v[12 + j], x[r])
     lds = w.lds.buf.view(np.uint32)
     np.testing.assert_array_equal(lds[(4 * 512 + 16 * L) // 4], x[2])  # st64 b64: offset unit 512 bytes
+
+
+def test_reading_past_an_allocation_into_the_next_is_an_error():
+    def setup(m):
+        a = m.upload(np.arange(16, dtype=np.uint32))
+        m.upload(np.arange(16, dtype=np.uint32))  # a neighbour allocated right after
+        lo, hi = split(a)
+        return {4: lo, 5: hi}, {1: (4 * (L % 17)).astype(np.uint32)}  # lane 16 reads word 16 = 1 past the end
+    with pytest.raises(EmuError, match="outside every allocation"):
+        mrun("global_load_dword v2, v1, s[4:5]\ns_waitcnt vmcnt(0)", setup)
+    mrun("global_load_dword v2, v1, s[4:5]\ns_waitcnt vmcnt(0)", setup, exec_mask=(1 << 64) - 1 - (1 << 16) - (1 << 33)
+         - (1 << 50))  # lanes 16, 33, 50 (word 16) disabled: fine

@@ -10,18 +10,23 @@ GLOBAL_BASE = 0x1_0000_0000  # above 4 GiB, so that 32-bit address truncation bu
 
 class GlobalMemory:
     """Global memory: one growing byte array at virtual address ``GLOBAL_BASE``. ``alloc`` hands out
-    256-byte-aligned blocks; any access outside the allocated blocks raises :class:`EmuError`."""
+    256-byte-aligned blocks separated by unallocated gaps (at least ``REDZONE`` bytes); every access must lie
+    inside one allocated block, else :class:`EmuError` (the hardware might silently read a neighbour)."""
+
+    REDZONE = 256
 
     def __init__(self):
         self.buf = np.zeros(1 << 20, np.uint8)
         self.top = 0  # bytes in use
-        self.blocks: list[tuple[int, int]] = []  # (offset, size)
+        self.blocks: list[tuple[int, int]] = []  # (offset, size), increasing offsets
+        self._starts = np.zeros(0, np.int64)
+        self._ends = np.zeros(0, np.int64)
 
     def alloc(self, nbytes: int, align: int = 256) -> int:
         """Reserves ``nbytes`` (zero-filled) and returns its device address."""
         if nbytes < 0:
             raise ValueError("alloc: nbytes must be >= 0")
-        off = (self.top + align - 1) // align * align
+        off = (self.top + (self.REDZONE if self.blocks else 0) + align - 1) // align * align
         end = off + max(nbytes, 1)
         if end > self.buf.size:
             n = self.buf.size
@@ -32,14 +37,20 @@ class GlobalMemory:
             self.buf = nb
         self.top = end
         self.blocks.append((off, nbytes))
+        self._starts = np.array([b[0] for b in self.blocks], np.int64)
+        self._ends = np.array([b[0] + b[1] for b in self.blocks], np.int64)
         return GLOBAL_BASE + off
 
     def _offsets(self, addr, nbytes: int, what: str) -> np.ndarray:
         off = np.asarray(addr, np.uint64).astype(np.int64) - GLOBAL_BASE
-        if off.size and (off.min() < 0 or off.max() + nbytes > self.top):
-            bad = np.asarray(addr, np.uint64).ravel()[
-                ((off < 0) | (off + nbytes > self.top)).ravel()][0]
-            raise EmuError(f"{what}: global address 0x{int(bad):x} (+{nbytes} bytes) is outside allocated memory")
+        if off.size:
+            flat = off.ravel()
+            blk = np.searchsorted(self._starts, flat, side="right") - 1
+            bad = (blk < 0) | (flat + nbytes > self._ends[np.maximum(blk, 0)]) if self.blocks else \
+                np.ones(flat.shape, bool)
+            if bad.any():
+                a = int(flat[bad][0]) + GLOBAL_BASE
+                raise EmuError(f"{what}: global address 0x{a:x} (+{nbytes} bytes) is outside every allocation")
         return off
 
     def write(self, addr: int, data) -> None:
