@@ -180,3 +180,17 @@ def test_launch_errors():
         m.launch("nope")
     with pytest.raises(EmuError, match="1..1024"):
         Machine(Program.from_asm_text(text)).launch("k", block=(2048, 1, 1))
+
+
+def test_lds_starts_poisoned():
+    body = "\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\tv_lshlrev_b32_e32 v1, 2, v0\n\tds_read_b32 v2, v1\n" \
+           "\ts_waitcnt lgkmcnt(0)\n\tglobal_store_dword v1, v2, s[4:5]"
+    text = kernel_text("rd", body, dict(next_free_vgpr=4, next_free_sgpr=8, accum_offset=4, user_sgpr_count=2,
+                                         user_sgpr_kernarg_segment_ptr=1, group_segment_fixed_size=256,
+                                         kernarg_size=8))
+    assemble(text)
+    for fill, want in ((None, 0xFFFFFFFF), (0, 0)):
+        m = Machine(Program.from_asm_text(text), **({} if fill is None else {"lds_fill": fill}))
+        out = m.alloc(256)
+        m.launch("rd", block=(64, 1, 1), kernarg=struct.pack("<Q", out))
+        assert (m.download(out, np.uint32, (64,)) == want).all()

@@ -211,9 +211,13 @@ class Machine:
     ``upload(array) -> address``, ``download(address, dtype, shape) -> ndarray``.
     """
 
-    def __init__(self, program: Program, lds_bytes: int = 160 * 1024, max_instructions: int = 50_000_000):
+    def __init__(self, program: Program, lds_bytes: int = 160 * 1024, max_instructions: int = 50_000_000,
+                 lds_fill: int = 0xFF):
+        """lds_fill: byte each workgroup's LDS starts with (LDS content is undefined at launch; the default
+        0xFF makes every f32/bf16/fp8 value read before it is written a NaN, so such reads show up)."""
         self.program = program
         self.lds_bytes = lds_bytes
+        self.lds_fill = lds_fill
         self.mem = GlobalMemory()
         self.max_instructions = max_instructions
         self.instructions_executed = 0
@@ -331,6 +335,7 @@ class Machine:
 
     def _run_workgroup(self, k: KernelInfo, wg, block, kaddr, daddr, lds_need):
         lds = LocalMemory(self.lds_bytes)
+        lds.buf[:] = self.lds_fill
         lds.limit = lds_need
         nthreads = block[0] * block[1] * block[2]
         nwaves = (nthreads + 63) // 64
