@@ -194,3 +194,16 @@ def test_lds_starts_poisoned():
         out = m.alloc(256)
         m.launch("rd", block=(64, 1, 1), kernarg=struct.pack("<Q", out))
         assert (m.download(out, np.uint32, (64,)) == want).all()
+
+
+def test_registers_start_poisoned():
+    body = "\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\tv_lshlrev_b32_e32 v1, 2, v0\n\tv_add_u32_e32 v2, s9, v7\n" \
+           "\ts_waitcnt lgkmcnt(0)\n\tglobal_store_dword v1, v2, s[4:5]"
+    text = kernel_text("rg", body, dict(next_free_vgpr=8, next_free_sgpr=16, accum_offset=8, user_sgpr_count=2,
+                                         user_sgpr_kernarg_segment_ptr=1, kernarg_size=8))
+    assemble(text)
+    for kw, want in (({}, 0xFFFFFFFE), ({"reg_fill": 0}, 0)):
+        m = Machine(Program.from_asm_text(text), **kw)
+        out = m.alloc(256)
+        m.launch("rg", block=(64, 1, 1), kernarg=struct.pack("<Q", out))
+        assert (m.download(out, np.uint32, (64,)) == want).all()

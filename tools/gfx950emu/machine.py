@@ -212,12 +212,14 @@ class Machine:
     """
 
     def __init__(self, program: Program, lds_bytes: int = 160 * 1024, max_instructions: int = 50_000_000,
-                 lds_fill: int = 0xFF):
-        """lds_fill: byte each workgroup's LDS starts with (LDS content is undefined at launch; the default
-        0xFF makes every f32/bf16/fp8 value read before it is written a NaN, so such reads show up)."""
+                 lds_fill: int = 0xFF, reg_fill: int = 0xFFFFFFFF):
+        """lds_fill: byte each workgroup's LDS starts with; reg_fill: 32-bit value of every SGPR, VGPR and
+        AGPR the launch does not initialise (both are undefined on hardware; the defaults read as NaN in
+        f32/bf16/fp8 and as huge integers, so reads before writes show up)."""
         self.program = program
         self.lds_bytes = lds_bytes
         self.lds_fill = lds_fill
+        self.reg_fill = reg_fill
         self.mem = GlobalMemory()
         self.max_instructions = max_instructions
         self.instructions_executed = 0
@@ -349,6 +351,9 @@ class Machine:
         vgpr_mode = k.d("system_vgpr_workitem_id")
         for wi in range(nwaves):
             w = Wave(self, lds, wi)
+            w.s[:] = [self.reg_fill & M32] * 128
+            w.v[:] = np.uint32(self.reg_fill & M32)
+            w.scc = 0
             w.s[: len(sg)] = sg
             lanes = min(64, nthreads - 64 * wi)
             ex = (1 << lanes) - 1
@@ -357,6 +362,7 @@ class Machine:
             p = packed[64 * wi: 64 * wi + lanes]
             if vgpr_mode == 0 and (block[1] > 1 or block[2] > 1):
                 raise EmuError(f"kernel {k.name}: .amdhsa_system_vgpr_workitem_id 0 but block {block} is not 1-D")
+            w.v[0, :] = 0
             w.v[0, :lanes] = p
             w.pc = k.entry
             waves.append(w)
