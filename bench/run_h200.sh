@@ -14,7 +14,7 @@ export PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   nvcc --version | tail -2
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.backends.cudnn.version())'
-} 2>&1 | tee "$OUT/env.txt"
+} 2>&1 | tee "$OUT/test.log"
 
 # Build the test program and the torch extension in parallel.
 (nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -I.carry \
@@ -31,12 +31,23 @@ for f in data/activations/*/layer*_[qkv].npy.gz; do
 done
 
 # GPU tests (every element vs fp64, edge cases, real activations, 100 bitwise repeats).
-timeout 240 ./build-gpu/test_flash_attn 2>&1 | tee "$OUT/test.log" | tail -60
+timeout 240 ./build-gpu/test_flash_attn 2>&1 | tee -a "$OUT/test.log" | tail -60
 echo "gpu test rc=${PIPESTATUS[0]}"
 
 # The custom head-dim example (one KernelConfig instantiation).
 nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude examples/custom_head_dim/custom_head_dim.hip \
   -o build-gpu/custom_head_dim && ./build-gpu/custom_head_dim; echo "custom_head_dim rc=$?"
+
+# Optional: Nsight Compute on one hd128 call (ZYFA_NCU=1), clocks left alone.
+if [ "${ZYFA_NCU:-0}" = 1 ]; then
+  nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude tests/gpu/profile_one.cu -o build-gpu/profile_one
+  for causal in 0 1; do
+    timeout 120 ncu --clock-control none -k regex:fwd_kernel --launch-count 1 --section SpeedOfLight \
+      --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
+      ./build-gpu/profile_one 128 128 $causal 2 8192 16 >> "$OUT/ncu.txt" 2>&1
+    echo "ncu causal=$causal rc=$?"
+  done
+fi
 
 # compute-sanitizer on the small subset.
 for tool in memcheck racecheck; do

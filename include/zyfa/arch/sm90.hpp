@@ -57,7 +57,9 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 __device__ __forceinline__ void mma_bf16_16x8x16(float& c0, float& c1, float& c2, float& c3,
                                                  const std::uint32_t (&a)[4], std::uint32_t b0,
                                                  std::uint32_t b1) {
-  asm volatile(
+  // Not volatile: a pure function of its operands, so the compiler may schedule it freely (ldmatrix and
+  // cp.async stay volatile: they touch shared memory and must not cross barriers).
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
