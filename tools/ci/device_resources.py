@@ -182,6 +182,15 @@ def report(manifest: str, markdown: str | None) -> int:
                 r, p = nv_rows(target, tu, log_text)
                 nv += r
             problems += p
+    # A header-only kernel instantiated by several TUs appears once per TU: keep the first (same code).
+    def dedupe(rows):
+        seen, out = set(), []
+        for r in rows:
+            if (r["target"], r["kernel"]) not in seen:
+                seen.add((r["target"], r["kernel"]))
+                out.append(r)
+        return sorted(out, key=lambda r: r["target"])
+    amd, nv = dedupe(amd), dedupe(nv)
     names = demangle([r["kernel"] for r in amd + nv])
     text = "## AMD (clang-22, HIP 5.2 headers)\n\n" + table(amd, AMD_COLS, names) + "\n\n"
     text += "## NVIDIA (nvcc -Xptxas -v)\n\n" + (table(nv, NV_COLS, names) if nv else "(not compiled)") + "\n"

@@ -1,7 +1,9 @@
 // device_smoke.hip -- the smallest device translation unit through zyfa's platform header: proves that
 // tools/ci/compile_device.sh's toolchains (clang-22 + HIP 5.2 headers for gfx950/gfx942, nvcc for sm_90a)
-// accept <zyfa/zyfa.hpp> and that its resource report parses. Not a zyfa kernel; kernels register their own TUs.
-#include <zyfa/zyfa.hpp>
+// accept zyfa's platform header and that its resource report parses. Not a zyfa kernel; kernels register their
+// own TUs. It includes only the platform header: the umbrella <zyfa/zyfa.hpp> instantiates every built-in
+// attention kernel (flash_attn.hpp), which the kernels' own TUs already compile.
+#include <zyfa/platform/platform.hpp>
 
 // The platform header's one decision, checked in every pass this TU is compiled in.
 #if defined(__NVCC__)
