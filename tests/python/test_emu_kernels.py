@@ -53,22 +53,23 @@ def test_lds_reduction_with_barriers(compiled):
 
 
 def test_lds_reduction_needs_barrier_interleaving(compiled):
-    """Negative control: without releasing waves at s_barrier in lock-step, the reduction would read stale
-    LDS. Running waves one after another to completion (no barrier semantics) must give a different answer,
-    which shows the test above depends on the barrier model."""
+    """Negative control: with s_barrier turned into a no-op the LDS race check reports the race, and without
+    the race check the waves (run one after another) compute a wrong sum -- so the test above depends on the
+    barrier model."""
     prog = compiled("lds_reduce")
-    m = Machine(prog)
-    a = np.arange(256, dtype=np.float32).reshape(1, 256)
-    pa, po = m.upload(a), m.alloc(4)
-    # patch: turn s_barrier into a no-op
-    code = list(prog.code)
     for j, ins in enumerate(prog.instrs):
         if ins.mnemonic == "s_barrier":
-            fn, touched, q, dsts = code[j]
+            fn, touched, q, dsts = prog.code[j]
             prog.code[j] = (lambda w: None, touched, q, dsts)
+    a = np.arange(256, dtype=np.float32).reshape(1, 256)
+    m = Machine(prog)
+    pa, po = m.upload(a), m.alloc(4)
+    with pytest.raises(EmuError, match="LDS race"):
+        m.launch("lds_reduce", grid=(1, 1, 1), block=(256, 1, 1), kernarg=struct.pack("<QQ", pa, po))
+    m = Machine(prog, race_check=False)
+    pa, po = m.upload(a), m.alloc(4)
     m.launch("lds_reduce", grid=(1, 1, 1), block=(256, 1, 1), kernarg=struct.pack("<QQ", pa, po))
     assert m.download(po, np.float32, (1,))[0] != a.sum()
-    prog.code[:] = code
 
 
 def test_mfma_bf16_builtin(compiled):

@@ -207,3 +207,54 @@ def test_registers_start_poisoned():
         out = m.alloc(256)
         m.launch("rg", block=(64, 1, 1), kernarg=struct.pack("<Q", out))
         assert (m.download(out, np.uint32, (64,)) == want).all()
+
+
+RACE_OK = """\tv_lshlrev_b32_e32 v1, 2, v0
+\tds_write_b32 v1, v0
+\ts_waitcnt lgkmcnt(0)
+\ts_barrier
+\tv_xor_b32_e32 v2, 0x100, v1
+\tds_read_b32 v3, v2
+\ts_waitcnt lgkmcnt(0)"""
+
+
+RACE_WAR = """\tv_lshlrev_b32_e32 v1, 2, v0
+\tv_xor_b32_e32 v2, 0x100, v1
+\tv_cmp_gt_u32_e32 vcc, 64, v0
+\ts_and_saveexec_b64 s[0:1], vcc
+\tds_read_b32 v3, v2
+\ts_waitcnt lgkmcnt(0)
+\ts_or_b64 exec, exec, s[0:1]
+\tv_cmp_le_u32_e32 vcc, 64, v0
+\ts_and_saveexec_b64 s[0:1], vcc
+\tds_write_b32 v1, v0
+\ts_waitcnt lgkmcnt(0)
+\ts_or_b64 exec, exec, s[0:1]"""
+
+
+@pytest.mark.parametrize("variant,error", [
+    ("ok", None),
+    ("no_barrier", "LDS race: wave 1 writes byte 256, which wave 0 read"),
+    ("no_waitcnt", "LDS race: wave 0 reads byte 256, which wave 1 wrote"),
+    ("war", "LDS race: wave 1 writes byte 256, which wave 0 read"),
+])
+def test_lds_race_check(variant, error):
+    """Two waves exchange a dword each through LDS. The race check flags a missing barrier, a barrier whose
+    writer has not waited for its LDS store (s_barrier does not wait on gfx950), and a write after another
+    wave's read in the same barrier epoch."""
+    body = RACE_OK
+    if variant == "no_barrier":
+        body = body.replace("\ts_barrier\n", "")
+    elif variant == "no_waitcnt":
+        body = body.replace("\ts_waitcnt lgkmcnt(0)\n\ts_barrier", "\ts_barrier\n\ts_waitcnt lgkmcnt(0)")
+    elif variant == "war":  # only wave 0 reads bytes 256..511, then only wave 1 writes them
+        body = RACE_WAR
+    text = kernel_text("race", body, dict(next_free_vgpr=4, next_free_sgpr=8, accum_offset=4,
+                                           group_segment_fixed_size=512))
+    assemble(text)
+    m = Machine(Program.from_asm_text(text))
+    if error is None:
+        m.launch("race", block=(128, 1, 1))
+    else:
+        with pytest.raises(EmuError, match=error):
+            m.launch("race", block=(128, 1, 1))

@@ -190,6 +190,10 @@ class Wave:
                 keep.append(e)
         self.lgkmq = keep
 
+    def lgkm_push(self, lds_idx) -> None:
+        """Queues an LDS store on lgkmcnt (its byte indices matter to the race check at barriers)."""
+        self.lgkmq.append(("lgkm", (), lds_idx))
+
     def vm_push(self, lds_idx) -> None:
         """Queues an LDS-DMA load on vmcnt; its LDS bytes stay pending until retired."""
         self.vmq.append(("vm", (), lds_idx))
@@ -212,10 +216,12 @@ class Machine:
     """
 
     def __init__(self, program: Program, lds_bytes: int = 160 * 1024, max_instructions: int = 50_000_000,
-                 lds_fill: int = 0xFF, reg_fill: int = 0xFFFFFFFF):
+                 lds_fill: int = 0xFF, reg_fill: int = 0xFFFFFFFF, race_check: bool = True):
         """lds_fill: byte each workgroup's LDS starts with; reg_fill: 32-bit value of every SGPR, VGPR and
         AGPR the launch does not initialise (both are undefined on hardware; the defaults read as NaN in
-        f32/bf16/fp8 and as huge integers, so reads before writes show up)."""
+        f32/bf16/fp8 and as huge integers, so reads before writes show up); race_check: report LDS accesses
+        by different waves to the same bytes with no barrier between them (memory.LocalMemory)."""
+        self.race_check = race_check
         self.program = program
         self.lds_bytes = lds_bytes
         self.lds_fill = lds_fill
@@ -338,6 +344,7 @@ class Machine:
     def _run_workgroup(self, k: KernelInfo, wg, block, kaddr, daddr, lds_need):
         lds = LocalMemory(self.lds_bytes)
         lds.buf[:] = self.lds_fill
+        lds.race_check = self.race_check
         lds.limit = lds_need
         nthreads = block[0] * block[1] * block[2]
         nwaves = (nthreads + 63) // 64
@@ -375,6 +382,7 @@ class Machine:
             if not live:
                 break
             # every live wave is now at a barrier: release them
+            lds.barrier([e[2] for w in live for e in w.lgkmq if e[2] is not None])
             for w in live:
                 w.pc += 1
 

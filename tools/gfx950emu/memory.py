@@ -78,19 +78,64 @@ class GlobalMemory:
 
 class LocalMemory:
     """LDS of one workgroup: ``size`` bytes (gfx950: 160 KiB per workgroup at most). Accesses past the
-    workgroup's allocation (``limit``) raise :class:`EmuError` (the hardware would return 0 / drop)."""
+    workgroup's allocation (``limit``) raise :class:`EmuError` (the hardware would return 0 / drop).
+
+    Race check (``race_check``, default on): waves run one at a time between barriers, which hides races.
+    Each byte remembers the last wave that wrote it and the barrier epoch, and which waves read it in the
+    current epoch; a wave reading or writing a byte another wave wrote in the same epoch, or writing a byte
+    another wave read in the same epoch, is an error. Epochs advance when a barrier releases the waves; LDS
+    stores a wave has not yet retired with ``s_waitcnt lgkmcnt`` at that point count as written in the new
+    epoch too (s_barrier does not wait for memory on gfx950, gfx950-facts §3)."""
 
     def __init__(self, size: int):
         self.buf = np.zeros(size, np.uint8)
         self.limit = size
         self.pend = np.zeros(size, np.uint16)  # per byte: LDS-DMA writes not yet retired by s_waitcnt vmcnt
         self.npend = 0
+        self.race_check = True
+        self.epoch = 0
+        self.w_wave = np.full(size, -1, np.int16)
+        self.w_epoch = np.full(size, -1, np.int32)
+        self.r_mask = np.zeros(size, np.uint32)
+        self.r_epoch = np.full(size, -1, np.int32)
 
-    def dma_scatter(self, off: np.ndarray, data: np.ndarray, what: str) -> np.ndarray:
+    def _race(self, idx: np.ndarray, wave: int, write: bool, what: str):
+        if not self.race_check or wave < 0:
+            return
+        e = self.epoch
+        ww = self.w_wave[idx]
+        bad = (self.w_epoch[idx] == e) & (ww != wave) & (ww >= 0)
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise EmuError(f"{what}: LDS race: wave {wave} {'writes' if write else 'reads'} byte {int(idx[j])}, "
+                           f"which wave {int(ww[j])} wrote with no s_barrier (after its s_waitcnt) in between")
+        bit = np.uint32(1 << (wave % 32))
+        if write:
+            others = (self.r_epoch[idx] == e) & ((self.r_mask[idx] & ~bit) != 0)
+            if others.any():
+                j = int(np.argmax(others))
+                rm = int(self.r_mask[idx[j]] & ~bit)
+                raise EmuError(f"{what}: LDS race: wave {wave} writes byte {int(idx[j])}, which wave "
+                               f"{(rm & -rm).bit_length() - 1} read with no s_barrier in between")
+            self.w_wave[idx] = wave
+            self.w_epoch[idx] = e
+        else:
+            cur = self.r_epoch[idx] == e
+            self.r_mask[idx] = np.where(cur, self.r_mask[idx] | bit, bit)
+            self.r_epoch[idx] = e
+
+    def barrier(self, unretired_stores) -> None:
+        """A barrier released the waves: new epoch; ``unretired_stores`` (byte index arrays) stay racy."""
+        self.epoch += 1
+        for idx in unretired_stores:
+            self.w_epoch[idx] = self.epoch
+
+    def dma_scatter(self, off: np.ndarray, data: np.ndarray, what: str, wave: int = -1) -> np.ndarray:
         """An LDS-DMA write: stores like scatter and marks the bytes pending until ``release``."""
         off = np.asarray(off, np.int64)
         self._check(off, data.shape[1], what)
         idx = (off[:, None] + np.arange(data.shape[1])).ravel()
+        self._race(idx, wave, True, what)  # (VMEM returns in order, so DMA-after-DMA to the same bytes is fine)
         self.buf[idx] = data.ravel()
         np.add.at(self.pend, idx, 1)
         self.npend += 1
@@ -112,18 +157,22 @@ class LocalMemory:
             raise EmuError(f"{what}: LDS address {int(bad)} (+{nbytes} bytes) is outside the workgroup's "
                            f"{self.limit}-byte LDS allocation")
 
-    def gather(self, off: np.ndarray, nbytes: int, what: str) -> np.ndarray:
+    def gather(self, off: np.ndarray, nbytes: int, what: str, wave: int = -1) -> np.ndarray:
         off = np.asarray(off, np.int64)
         self._check(off, nbytes, what)
         idx = off[:, None] + np.arange(nbytes)
         if self.npend:
             self._check_pending(idx.ravel(), what)
+        self._race(idx.ravel(), wave, False, what)
         return self.buf[idx]
 
-    def scatter(self, off: np.ndarray, data: np.ndarray, what: str) -> None:
+    def scatter(self, off: np.ndarray, data: np.ndarray, what: str, wave: int = -1) -> np.ndarray:
+        """Stores data (n, nbytes) at byte offsets off; returns the byte indices written."""
         off = np.asarray(off, np.int64)
         self._check(off, data.shape[1], what)
         idx = off[:, None] + np.arange(data.shape[1])
         if self.npend:
             self._check_pending(idx.ravel(), what)
+        self._race(idx.ravel(), wave, True, what)
         self.buf[idx] = data
+        return idx.ravel()

@@ -1225,7 +1225,7 @@ class Compiler:
                     sb = 8 * size
                     val = (val ^ (1 << (sb - 1))) - (1 << (sb - 1))
                 raw = np.ascontiguousarray((val & M32).astype("<u4")).view(np.uint8).reshape(-1, 4)
-            idx = w.lds.dma_scatter(w.s[M0] + imm + LANES[mk] * out, raw, what)
+            idx = w.lds.dma_scatter(w.s[M0] + imm + LANES[mk] * out, raw, what, w.wave_id)
             w.vm_push(idx)
         return ld, None, ()
 
@@ -1310,7 +1310,7 @@ class Compiler:
                 if lds:
                     m0 = w.s[M0]
                     loff = m0 + imm + LANES[mk] * size
-                    w.vm_push(w.lds.dma_scatter(loff, raw[mk], what))
+                    w.vm_push(w.lds.dma_scatter(loff, raw[mk], what, w.wave_id))
                 else:
                     _load_result(w, di, nreg, raw[mk], fmt, mk)
             if lds:
@@ -1401,8 +1401,8 @@ class Compiler:
                 def r2(w):
                     mk = w.mask()
                     a = ra(w)[mk].astype(np.int64)
-                    r0 = w.lds.gather(a + o0, size, what)
-                    r1 = w.lds.gather(a + o1, size, what)
+                    r0 = w.lds.gather(a + o0, size, what, w.wave_id)
+                    r1 = w.lds.gather(a + o1, size, what, w.wave_id)
                     _load_result(w, di, 2 * nreg, np.concatenate([r0, r1], axis=1), "raw", mk)
                 return r2, "lgkm", _reg_keys(dst)
             _need(ins, 3)
@@ -1413,9 +1413,10 @@ class Compiler:
             def w2(w):
                 mk = w.mask()
                 a = ra(w)[mk].astype(np.int64)
-                w.lds.scatter(a + o0, s0(w)[mk], what)
-                w.lds.scatter(a + o1, s1(w)[mk], what)
-            return w2, "lgkm", ()
+                i0 = w.lds.scatter(a + o0, s0(w)[mk], what, w.wave_id)
+                i1 = w.lds.scatter(a + o1, s1(w)[mk], what, w.wave_id)
+                w.lgkm_push(np.concatenate([i0, i1]))
+            return w2, None, ()
         _check_mods(ins, {"offset", "gds"})
         imm = ins.mods.get("offset", 0)
         if kind == "read":
@@ -1427,7 +1428,7 @@ class Compiler:
             def r1(w):
                 mk = w.mask()
                 a = _b64(ra(w))[mk].astype(np.int64) + imm
-                _load_result(w, di, nreg, w.lds.gather(a, size, what), fmt, mk)
+                _load_result(w, di, nreg, w.lds.gather(a, size, what, w.wave_id), fmt, mk)
             return r1, "lgkm", _reg_keys(dst)
         _need(ins, 2)
         va, d = ops
@@ -1437,8 +1438,8 @@ class Compiler:
         def w1(w):
             mk = w.mask()
             a = _b64(ra(w))[mk].astype(np.int64) + imm
-            w.lds.scatter(a, sd(w)[mk], what)
-        return w1, "lgkm", ()
+            w.lgkm_push(w.lds.scatter(a, sd(w)[mk], what, w.wave_id))
+        return w1, None, ()
 
 
 def _swizzle_lanes(off) -> np.ndarray:
