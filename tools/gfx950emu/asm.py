@@ -75,6 +75,7 @@ class KernelInfo:
     entry: int = -1
 
     def d(self, key: str, default: int = 0) -> int:
+        """Value of directive ``.amdhsa_<key>`` (``default`` when absent)."""
         return int(self.directives.get(key, default))
 
 

@@ -232,12 +232,17 @@ class Machine:
 
     # ---------------------------------------------------------------- memory
     def alloc(self, nbytes: int) -> int:
+        """Reserves ``nbytes`` bytes of zero-filled global memory (256-byte aligned, separated from other
+        allocations); returns its 64-bit device address."""
         return self.mem.alloc(nbytes)
 
     def write(self, addr: int, data) -> None:
+        """Copies ``data`` (bytes or a numpy array's raw bytes) to device address ``addr``; the range must lie
+        inside one allocation (EmuError otherwise)."""
         self.mem.write(addr, data)
 
     def read(self, addr: int, nbytes: int) -> bytes:
+        """Returns ``nbytes`` bytes at device address ``addr`` (inside one allocation)."""
         return self.mem.read(addr, nbytes)
 
     def upload(self, arr: np.ndarray) -> int:
@@ -248,6 +253,7 @@ class Machine:
         return addr
 
     def download(self, addr: int, dtype, shape) -> np.ndarray:
+        """Reads an array of ``shape`` elements of ``dtype`` (C order) from device address ``addr``."""
         n = int(np.prod(shape)) * np.dtype(dtype).itemsize
         return np.frombuffer(self.read(addr, n), dtype).reshape(shape).copy()
 
