@@ -10,6 +10,7 @@ import io
 import json
 import math
 import pathlib
+import shutil
 
 import ml_dtypes
 import numpy as np
@@ -126,13 +127,17 @@ def test_meta_describes_committed_files(model):
                                 "out": [1, seqlen, h, dv]}
 
 
-@pytest.mark.parametrize("model,layer", _cases())
-def test_committed_out_matches_fp64_attention_and_controls_do_not(model, layer):
-    d = DATA / model
+def _check_layer_files(d, layer):
+    """Recompute attention in fp64 from the q/k/v files in ``d`` on a slice of rows/heads and compare with out.
+
+    Raises AssertionError unless the error is <= OUT_TOL and the wrong-input controls (RoPE removed, q/k swapped,
+    mask dropped) are > 0.1 and > 10x the error.
+    """
     meta = store.load_meta(d)
     lm = next(x for x in meta["layers"] if x["layer"] == layer)
     t = store.load_layer(d, layer, np.float64)
     q, k, v, out = t["q"], t["k"], t["v"], t["out"]
+    assert [list(t[n].shape) for n in store.TENSORS] == [lm["shapes"][n] for n in store.TENSORS]
     s = q.shape[1]
     assert np.all(np.isfinite(q)) and np.all(np.isfinite(out))
     rng = np.random.default_rng(layer)
@@ -145,11 +150,44 @@ def test_committed_out_matches_fp64_attention_and_controls_do_not(model, layer):
         return reference.rel_fro_error(out[:, rows][:, :, heads], ref)
 
     e = err(q, k)
-    assert e <= OUT_TOL, f"{model} layer {layer}: saved out differs from fp64 attention on saved q/k/v: {e:.3e}"
+    assert e <= OUT_TOL, f"{d.name} layer {layer}: saved out differs from fp64 attention on saved q/k/v: {e:.3e}"
     e_norope = err(apply_rope(q, theta, inverse=True), apply_rope(k, theta, inverse=True))
     g = q.shape[2] // k.shape[2]
     e_swap = err(np.repeat(k, g, axis=2), q[:, :, ::g])
     # early rows see few keys, so dropping the causal mask changes them completely
     e_noncausal = err(q, k, causal=False)
     for name, bad in (("RoPE removed", e_norope), ("q/k swapped", e_swap), ("non-causal", e_noncausal)):
-        assert bad > 0.1 and bad > 10 * e, f"{model} layer {layer}: {name} gives {bad:.3e} vs correct {e:.3e}"
+        assert bad > 0.1 and bad > 10 * e, f"{d.name} layer {layer}: {name} gives {bad:.3e} vs correct {e:.3e}"
+
+
+@pytest.mark.parametrize("model,layer", _cases())
+def test_committed_out_matches_fp64_attention_and_controls_do_not(model, layer):
+    _check_layer_files(DATA / model, layer)
+
+
+@pytest.mark.parametrize("mutation", ["q_k_pre_rope", "q_k_swapped", "out_perturbed_5pct", "q_k_rows_shifted"])
+def test_check_rejects_wrong_files(tmp_path, mutation):
+    """The check above must fail on plausible capture bugs (made from the committed smollm2-135m layer)."""
+    model = "smollm2-135m"
+    layer = COMMITTED[model][1][0]
+    d = tmp_path / model
+    shutil.copytree(DATA / model, d)
+    meta = store.load_meta(d)
+    theta = next(x for x in meta["layers"] if x["layer"] == layer)["rope_theta"]
+    t = store.load_layer(d, layer, np.float32)
+    g = meta["num_heads"] // meta["num_heads_k"]
+    if mutation == "q_k_pre_rope":
+        t["q"], t["k"] = apply_rope(t["q"], theta, inverse=True), apply_rope(t["k"], theta, inverse=True)
+    elif mutation == "q_k_swapped":  # same shapes as the real files, roles exchanged
+        t["q"], t["k"] = np.repeat(t["k"], g, axis=2), t["q"][:, :, ::g].copy()
+    elif mutation == "out_perturbed_5pct":
+        noise = np.random.default_rng(0).standard_normal(t["out"].shape).astype(np.float32)
+        t["out"] = t["out"] + 0.05 * float(np.sqrt(np.mean(t["out"] ** 2))) * noise
+    else:  # off-by-one position: q/k/v of token i stored at row i+1
+        for n in ("q", "k", "v"):
+            t[n] = np.roll(t[n], 1, axis=1)
+    for n in store.TENSORS:
+        store.save_bf16_npy_gz(store.layer_file(d, layer, n), t[n])
+    _check_layer_files(DATA / model, layer)  # the originals still pass
+    with pytest.raises(AssertionError):
+        _check_layer_files(d, layer)
