@@ -349,3 +349,17 @@ def test_unknown_instruction_and_modifier_are_errors():
         run_snippet("v_mov_b32_dpp v0, v1 row_xmask:1", check=False)
     with pytest.raises(EmuError, match="unknown instruction 'ds_read_b64_tr_b16'"):
         run_snippet("ds_read_b64_tr_b16 v[0:1], v2", check=False)
+
+
+def test_dpp_newbcast_and_64bit():
+    x = np.arange(100, 164).astype(np.uint32)
+    y = np.arange(500, 564).astype(np.uint32)
+    w = run_snippet("v_mov_b32_dpp v4, v1 row_newbcast:3 row_mask:0xf bank_mask:0xf\n"
+                    "v_mov_b64_dpp v[6:7], v[2:3] row_newbcast:1 row_mask:0xf bank_mask:0xf",
+                    vgprs={1: x, 2: x, 3: y})
+    l = np.arange(64)
+    np.testing.assert_array_equal(w.v[4], x[(l & ~15) | 3])
+    np.testing.assert_array_equal(w.v[6], x[(l & ~15) | 1])
+    np.testing.assert_array_equal(w.v[7], y[(l & ~15) | 1])
+    with pytest.raises(EmuError, match="only row_newbcast"):
+        run_snippet("v_mov_b64_dpp v[8:9], v[2:3] row_shr:1 row_mask:0xf bank_mask:0xf", check=False)

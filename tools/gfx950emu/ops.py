@@ -547,6 +547,8 @@ def _dpp_lanes(mods: dict) -> np.ndarray:
         return (l & ~15) | (15 - (l & 15))
     if "row_half_mirror" in mods:
         return (l & ~7) | (7 - (l & 7))
+    if "row_newbcast" in mods:  # gfx90a+: lane n of each row to the whole row
+        return (l & ~15) | (mods["row_newbcast"] & 15)
     if "row_bcast" in mods:
         n = mods["row_bcast"]
         if n == 15:
@@ -557,7 +559,7 @@ def _dpp_lanes(mods: dict) -> np.ndarray:
 
 
 _DPP_MODS = {"quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
-             "row_mirror", "row_half_mirror", "row_bcast", "row_mask", "bank_mask", "bound_ctrl"}
+             "row_mirror", "row_half_mirror", "row_bcast", "row_newbcast", "row_mask", "bank_mask", "bound_ctrl"}
 
 
 def _dpp_wrap(ins: Instr, raw):
@@ -573,7 +575,7 @@ def _dpp_wrap(ins: Instr, raw):
     def reader(w):
         x = _b64(raw(w))[srcc]
         ok = valid & w.mask()[srcc]
-        return np.where(ok, x, np.uint32(0)).astype(np.uint32)
+        return np.where(ok, x, x.dtype.type(0)).astype(x.dtype)
 
     def wmask(w):
         m = w.mask() & en
@@ -864,7 +866,10 @@ class Compiler:
         wmask = None
         if enc == "dpp":
             allowed |= _DPP_MODS
-            r0, wmask = _dpp_wrap(ins, rd32(srcs[0]))
+            wide0 = srct[0] in ("u64", "i64", "f64")
+            if wide0 and "row_newbcast" not in ins.mods:
+                raise EmuError(f"{n}: 64-bit DPP supports only row_newbcast")
+            r0, wmask = _dpp_wrap(ins, rd64(srcs[0]) if wide0 else rd32(srcs[0]))
             raws[0] = r0
         if enc == "sdwa":
             allowed |= {"src0_sel", "src1_sel", "dst_sel", "dst_unused"}
