@@ -117,8 +117,18 @@ def _is_partial_dst(i: Instr) -> bool:
     if i.mnemonic.endswith("_sdwa"):
         sel = i.mods.get("dst_sel")
         return bool(sel) and sel != "DWORD"
+    if i.base.startswith("v_pk_"):
+        # VOP3P: LLVM (GCNHazardRecognizer, getDstSelForwardingOperand) tests src0_modifiers & DST_OP_SEL, and
+        # DST_OP_SEL shares bit 3 with OP_SEL_1 (op_sel_hi of src0). So a packed op whose src0 op_sel_hi bit is 1
+        # (the default when op_sel_hi is omitted) is padded as a partial-dst writer. We follow LLVM: 1 wait state
+        # too many is harmless, one too few is not.
+        hi = i.mods.get("op_sel_hi")
+        if not isinstance(hi, str):
+            return True
+        bits = [b.strip() for b in hi.strip("[]").split(",")]
+        return bool(bits) and bits[0] == "1"
     opsel = i.mods.get("op_sel")
-    if isinstance(opsel, str) and not i.base.startswith("v_pk_"):
+    if isinstance(opsel, str):
         bits = [b.strip() for b in opsel.strip("[]").split(",")]
         nsrc = len(i.operands) - 1
         return len(bits) == nsrc + 1 and bits[-1] == "1"
