@@ -497,3 +497,147 @@ def test_16bit_compares(t):
     bits = lambda m: sum(1 << i for i in range(64) if m[i])
     assert w.s[106] | (w.s[107] << 32) == bits(want_lt)
     assert w.s[4] | (w.s[5] << 32) == bits(want_ne)
+
+
+# ------------------------------------------------------------------------------------------------ compares etc.
+SCMP = [(op, t) for op in ("eq", "lg", "gt", "ge", "lt", "le") for t in ("i32", "u32")] + [("eq", "u64"), ("lg", "u64")]
+PYCMP = {"eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+         "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
+
+
+@pytest.mark.parametrize("op,t", SCMP, ids=[f"s_cmp_{o}_{t}" for o, t in SCMP])
+def test_s_cmp_all(op, t):
+    pairs = [(0, 0), (1, 2), (2, 1), (0x80000000, 1), (1, 0x80000000), (M32, M32), (M32, 0)]
+    lines = []
+    for i, (a, b) in enumerate(pairs):
+        if t == "u64":
+            lines.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_mov_b32 s12, 0x{b:x}\ns_mov_b32 s13, 0x{a:x}\n"
+                         f"s_cmp_{op}_u64 s[10:11], s[12:13]\ns_cselect_b32 s{20 + i}, 1, 0")
+        else:
+            lines.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_cmp_{op}_{t} s10, s11\n"
+                         f"s_cselect_b32 s{20 + i}, 1, 0\ns_cmpk_{op}_{t} s10, 0x{b & 0x7FFF:x}\n"
+                         f"s_cselect_b32 s{40 + i}, 1, 0")
+    w = run_snippet("\n".join(lines))
+    for i, (a, b) in enumerate(pairs):
+        if t == "u64":
+            x, y = a | (b << 32), b | (a << 32)
+        else:
+            x, y = (s32(a), s32(b)) if t == "i32" else (a, b)
+        assert w.s[20 + i] == int(PYCMP[op](x, y)), (op, t, a, b)
+        if t != "u64":
+            k = b & 0x7FFF
+            assert w.s[40 + i] == int(PYCMP[op](x, k)), ("cmpk", op, t, a, k)
+
+
+def test_s_bitcmp():
+    w = run_snippet("s_mov_b32 s0, 0x10\ns_bitcmp1_b32 s0, 4\ns_cselect_b32 s1, 1, 0\ns_bitcmp0_b32 s0, 4\n"
+                    "s_cselect_b32 s2, 1, 0\ns_mov_b32 s4, 0\ns_mov_b32 s5, 0x2\ns_bitcmp1_b64 s[4:5], 33\n"
+                    "s_cselect_b32 s3, 1, 0")
+    assert (w.s[1], w.s[2], w.s[3]) == (1, 0, 1)
+
+
+SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
+            "andn2": lambda s, e: s & ~e, "orn2": lambda s, e: s | ~e, "nand": lambda s, e: ~(s & e),
+            "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e), "andn1": lambda s, e: ~s & e,
+            "orn1": lambda s, e: ~s | e}
+
+
+@pytest.mark.parametrize("kind", list(SAVEEXEC) + ["andn1_wrexec", "andn2_wrexec"])
+def test_saveexec_variants(kind):
+    src, ex = 0x00FF00FF12345678, 0x0F0F0F0FFFFF0000
+    wrexec = kind.endswith("_wrexec")
+    base = kind.split("_")[0]
+    fn = {"andn1_wrexec": lambda s, e: ~s & e, "andn2_wrexec": lambda s, e: s & ~e}.get(kind, SAVEEXEC.get(base))
+    mn = f"s_{kind}_b64" if wrexec else f"s_{kind}_saveexec_b64"
+    w = run_snippet(f"s_mov_b32 s4, 0x{src & M32:x}\ns_mov_b32 s5, 0x{src >> 32:x}\n{mn} s[6:7], s[4:5]\n"
+                    "s_cselect_b32 s8, 1, 0\ns_mov_b64 s[10:11], exec\ns_mov_b64 exec, -1", exec_mask=ex)
+    new = fn(src, ex) & M64
+    assert w.s[10] | (w.s[11] << 32) == new
+    assert w.s[6] | (w.s[7] << 32) == (new if wrexec else ex)
+    assert w.s[8] == int(new != 0)
+
+
+def test_all_branch_kinds():
+    body = """s_mov_b32 s20, 0
+s_cmp_eq_u32 s0, 1
+s_cbranch_scc0 .La
+s_or_b32 s20, s20, 1
+.La:
+s_cmp_eq_u32 s0, 0
+s_cbranch_scc1 .Lb
+s_or_b32 s20, s20, 2
+.Lb:
+s_mov_b64 vcc, 1
+s_cbranch_vccnz .Lc
+s_or_b32 s20, s20, 4
+.Lc:
+s_cbranch_execnz .Ld
+s_or_b32 s20, s20, 8
+.Ld:
+s_mov_b64 vcc, 0
+s_cbranch_vccz .Le
+s_or_b32 s20, s20, 16
+.Le:
+s_branch .Lf
+s_or_b32 s20, s20, 32
+.Lf:
+s_nop 0"""
+    w = run_snippet(body, sgprs={0: 0})
+    assert w.s[20] == 0  # every branch was taken
+
+
+FCMP = ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"]
+FREF = {"f": lambda a, b: np.zeros_like(a, bool), "lt": np.less, "eq": np.equal, "le": np.less_equal,
+        "gt": np.greater, "lg": lambda a, b: (a < b) | (a > b), "ge": np.greater_equal,
+        "o": lambda a, b: ~np.isnan(a) & ~np.isnan(b), "u": lambda a, b: np.isnan(a) | np.isnan(b),
+        "nge": lambda a, b: ~(a >= b), "nlg": lambda a, b: ~((a < b) | (a > b)), "ngt": lambda a, b: ~(a > b),
+        "nle": lambda a, b: ~(a <= b), "neq": lambda a, b: ~(a == b), "nlt": lambda a, b: ~(a < b),
+        "tru": lambda a, b: np.ones_like(a, bool)}
+
+
+@pytest.mark.parametrize("op", FCMP)
+def test_v_cmp_f32_all(op):
+    a = RNG.integers(-3, 4, 64).astype(np.float32)
+    b = RNG.integers(-3, 4, 64).astype(np.float32)
+    a[:3] = [np.nan, 1.0, np.nan]
+    b[:3] = [1.0, np.nan, np.nan]
+    w = run_snippet(f"v_cmp_{op}_f32_e64 s[4:5], v1, v2\nv_cmpx_{op}_f32_e64 s[6:7], v1, v2", vgprs={1: a, 2: b})
+    want = sum(1 << i for i in range(64) if FREF[op](a, b)[i])
+    assert w.s[4] | (w.s[5] << 32) == want
+    assert w.s[126] | (w.s[127] << 32) == want
+
+
+@pytest.mark.parametrize("op,t", [(o, t) for o in ("lt", "eq", "le", "gt", "ne", "ge") for t in ("i64", "u64")])
+def test_v_cmp_64bit(op, t):
+    a = RNG.integers(-5, 5, 64).astype(np.int64)
+    b = RNG.integers(-5, 5, 64).astype(np.int64)
+    a[0], b[0] = -1, 1  # unsigned: 2^64-1 > 1
+    ua, ub = a.view(np.uint64), b.view(np.uint64)
+    w = run_snippet(f"v_cmp_{op}_{t}_e64 s[4:5], v[2:3], v[4:5]",
+                    vgprs={2: (ua & M32).astype(np.uint32), 3: (ua >> 32).astype(np.uint32),
+                           4: (ub & M32).astype(np.uint32), 5: (ub >> 32).astype(np.uint32)})
+    x, y = (a, b) if t == "i64" else (ua, ub)
+    ref = {"lt": x < y, "eq": x == y, "le": x <= y, "gt": x > y, "ne": x != y, "ge": x >= y}[op]
+    assert w.s[4] | (w.s[5] << 32) == sum(1 << i for i in range(64) if ref[i])
+
+
+def test_v_cmp_class_f32():
+    x = np.array([np.nan, -np.inf, -1.0, -1e-40, -0.0, 0.0, 1e-40, 1.0, np.inf] * 7 + [2.0], np.float32)
+    classes = [1 << 1, 1 << 2, 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9]  # qNaN is bit 1
+    mask = np.array([classes[i % 9] for i in range(63)] + [1 << 8], np.uint32)
+    w = run_snippet("v_cmp_class_f32_e64 s[4:5], v1, v2\nv_cmp_class_f32_e64 s[6:7], v1, s8",
+                    vgprs={1: x, 2: mask}, sgprs={8: 0x3FC})
+    assert w.s[4] | (w.s[5] << 32) == M64  # each value tested against its own class
+    # 0x3fc = classes 2..9: everything except signalling and quiet NaN
+    want = sum(1 << i for i in range(64) if not np.isnan(x[i]))
+    assert w.s[6] | (w.s[7] << 32) == want
+
+
+def test_pk_fma_and_pk_mov():
+    a, b, c = f32s(), f32s(), f32s()
+    w = run_snippet("v_pk_fma_f32 v[6:7], v[0:1], v[2:3], v[4:5]\nv_pk_mov_b32 v[8:9], v[0:1], v[2:3] op_sel:[1,0]",
+                    vgprs={0: a, 1: b, 2: c, 3: a, 4: b, 5: c})
+    np.testing.assert_array_equal(w.v[6].view(np.float32), (a.astype(np.float64) * c + b).astype(np.float32))
+    np.testing.assert_array_equal(w.v[7].view(np.float32), (b.astype(np.float64) * a + c).astype(np.float32))
+    np.testing.assert_array_equal(w.v[8].view(np.float32), b)  # low result = src0 word op_sel[0] = 1
+    np.testing.assert_array_equal(w.v[9].view(np.float32), c)  # high result = src1 word op_sel[1] = 0

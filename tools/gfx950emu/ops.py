@@ -847,7 +847,7 @@ class Compiler:
         special = _VSPECIAL.get(base)
         if special is not None:
             return special(self, ins, base, enc)
-        if base.startswith("v_pk_") and base.endswith("_f32"):
+        if base.startswith("v_pk_") and (base.endswith("_f32") or base == "v_pk_mov_b32"):
             return self._pk_f32(ins, base)
         spec = VOP.get(base)
         if spec is None:
@@ -922,10 +922,10 @@ class Compiler:
         return f
 
     def _vcmp(self, ins: Instr, base: str, enc: str):
+        if base in ("v_cmp_class_f32", "v_cmpx_class_f32"):
+            return self._vcmp_class(ins, base)
         m = re.match(r"v_cmp(x?)_(\w+)_(f32|i32|u32|i64|u64|f64|f16|i16|u16)$", base)
         if not m:
-            if base in ("v_cmp_class_f32", "v_cmpx_class_f32"):
-                return self._vcmp_class(ins, base)
             return None
         x, op, t = m.groups()
         _need(ins, 3)
