@@ -92,6 +92,36 @@ def check_layer(q, k, v, out, scale: float, theta: float, window, rows) -> dict:
             "rel_fro_err_if_q_k_swapped": reference.rel_fro_error(o, swapped), "tolerance": OUT_TOL}
 
 
+def attention_stats(q, k, v, scale: float, window, rows) -> dict:
+    """Statistics showing what makes real activations hard for FP8 (on the checked rows, all heads, fp64).
+
+    absmax_*: largest |value| per tensor; max_logit: largest softmax_scale * q.k over allowed keys (natural log
+    units); mean_row_max_prob: mean over rows/heads of the largest softmax probability (peakiness);
+    mean_sink_prob: mean probability on key 0 for rows >= 64 (attention sink); outlier_channel_ratio_k: largest
+    per-channel RMS of k over the median per-channel RMS (outlier channels).
+    """
+    g = q.shape[2] // k.shape[2]
+    kpos = np.arange(k.shape[1])
+    allowed = kpos[None, :] <= rows[:, None]
+    if window is not None:
+        allowed &= (rows[:, None] - kpos[None, :]) < window
+    max_logit, row_max, sink = -np.inf, [], []
+    for h in range(q.shape[2]):
+        sc = (q[0, rows, h, :] @ k[0, :, h // g, :].T) * scale
+        sc = np.where(allowed, sc, -np.inf)
+        max_logit = max(max_logit, float(sc.max()))
+        p = np.exp(sc - sc.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        row_max.append(p.max(axis=1))
+        sink.append(p[rows >= 64, 0])
+    ch = np.sqrt(np.mean(k[0] ** 2, axis=0)).ravel()
+    return {"absmax_q": float(np.abs(q).max()), "absmax_k": float(np.abs(k).max()),
+            "absmax_v": float(np.abs(v).max()), "max_logit": max_logit,
+            "mean_row_max_prob": float(np.mean(np.concatenate(row_max))),
+            "mean_sink_prob": float(np.mean(np.concatenate(sink))) if np.concatenate(sink).size else None,
+            "outlier_channel_ratio_k": float(ch.max() / np.median(ch))}
+
+
 def capture_model(short: str, seqlen: int, layers: list[int] | None, out_dir: pathlib.Path,
                   cache_dir: pathlib.Path, install: bool) -> bool:
     """Capture one model; returns True when every check passed."""
@@ -146,11 +176,14 @@ def capture_model(short: str, seqlen: int, layers: list[int] | None, out_dir: pa
                   and chk["rel_fro_err_if_rope_removed"] > 10 * chk["rel_fro_err_vs_fp64"]
                   and chk["rel_fro_err_if_q_k_swapped"] > 10 * chk["rel_fro_err_vs_fp64"])
         chk["passed"] = bool(passed)
+        stats = attention_stats(saved["q"], saved["k"], saved["v"], cfg.softmax_scale, window, rows)
         ok &= passed
         print(f"[{short}] layer {i:2d}: out vs fp64(bf16 q,k,v) rel Frobenius {chk['rel_fro_err_vs_fp64']:.2e} "
               f"(tol {OUT_TOL:.0e}), max abs {chk['max_abs_err_vs_fp64']:.2e}; controls: RoPE removed "
               f"{chk['rel_fro_err_if_rope_removed']:.2e}, q/k swapped {chk['rel_fro_err_if_q_k_swapped']:.2e} "
               f"-> {'OK' if passed else 'FAIL'}; files {sum(sizes.values()) / 1e6:.2f} MB", flush=True)
+        print(f"[{short}] layer {i:2d}: " + ", ".join(f"{a} {b:.3g}" for a, b in stats.items() if b is not None),
+              flush=True)
         layer_meta.append({
             "layer": i, "attention": "causal" if window is None else f"causal sliding window {window}",
             "sliding_window": window, "rope_theta": cfg.rope_theta_of(i),
@@ -158,7 +191,7 @@ def capture_model(short: str, seqlen: int, layers: list[int] | None, out_dir: pa
             "shapes": {"q": [1, seqlen, cfg.n_heads, cfg.head_dim], "k": [1, seqlen, cfg.n_heads_kv, cfg.head_dim],
                        "v": [1, seqlen, cfg.n_heads_kv, cfg.head_dim_v],
                        "out": [1, seqlen, cfg.n_heads, cfg.head_dim_v]},
-            "bytes": sizes, "check": chk})
+            "bytes": sizes, "check": chk, "stats": stats})
     meta = {
         "format": store.FORMAT,
         "model": src.model, "model_short_name": short, "upstream_model": src.upstream,
