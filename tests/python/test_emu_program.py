@@ -258,3 +258,21 @@ def test_lds_race_check(variant, error):
     else:
         with pytest.raises(EmuError, match=error):
             m.launch("race", block=(128, 1, 1))
+
+
+def test_trace_hook_counts_instructions():
+    import collections
+    text = kernel_text("xchg", BARRIER_BODY, dict(next_free_vgpr=8, next_free_sgpr=8, accum_offset=8,
+                                                   user_sgpr_count=2, user_sgpr_kernarg_segment_ptr=1,
+                                                   group_segment_fixed_size=1024, kernarg_size=8))
+    m = Machine(Program.from_asm_text(text))
+    counts = collections.Counter()
+    order = []
+    m.trace = lambda w, ins: (counts.update([ins.mnemonic]), order.append((w.wave_id, ins.mnemonic)))
+    m.launch("xchg", block=(256, 1, 1), kernarg=struct.pack("<Q", m.alloc(1024)))
+    assert counts["s_barrier"] == 3 * 4 and counts["s_endpgm"] == 4
+    assert sum(counts.values()) == m.instructions_executed
+    # waves interleave at barriers: wave 1 starts before wave 0 finishes
+    first_w1 = next(i for i, (wid, _) in enumerate(order) if wid == 1)
+    last_w0 = max(i for i, (wid, _) in enumerate(order) if wid == 0)
+    assert first_w1 < last_w0

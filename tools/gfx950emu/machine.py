@@ -222,6 +222,9 @@ class Machine:
         f32/bf16/fp8 and as huge integers, so reads before writes show up); race_check: report LDS accesses
         by different waves to the same bytes with no barrier between them (memory.LocalMemory)."""
         self.race_check = race_check
+        #: optional callable(wave, instr) called before every instruction (tracing, instruction counts);
+        #: ``wave.wave_id``, ``wave.s``, ``wave.v`` and ``instr.mnemonic`` / ``instr.line`` / ``instr.text``.
+        self.trace = None
         self.program = program
         self.lds_bytes = lds_bytes
         self.lds_fill = lds_fill
@@ -395,11 +398,14 @@ class Machine:
     def _run_wave(self, w: Wave, prog: Program, k: KernelInfo):
         code = prog.code
         check = prog.semantics.waitcnt_check
+        hook = self.trace
         n = 0
         pc = w.pc
         try:
             while True:
                 fn, touched, q, dsts = code[pc]
+                if hook is not None:
+                    hook(w, prog.instrs[pc])
                 if check and w.pend and not touched.isdisjoint(w.pend):
                     regs = sorted(touched & set(w.pend))
                     raise EmuError("uses " + ", ".join(_regname(r) for r in regs) +
