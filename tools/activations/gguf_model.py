@@ -30,7 +30,7 @@ import numpy as np
 from gguf import GGUFReader
 from gguf.quants import dequantize
 
-from .rope import apply_rope
+from .rope import apply_rope, unpermute_llama_qk
 from .tokenizer import Tokenizer
 
 
@@ -113,9 +113,7 @@ class GGUFModel:
             for i in range(self.config.n_layers):
                 for name, heads in (("attn_q", nh), ("attn_k", nkv)):
                     key = f"blk.{i}.{name}.weight"
-                    w = self.w[key]
-                    self.w[key] = np.ascontiguousarray(
-                        w.reshape(heads, hd // 2, 2, -1).transpose(0, 2, 1, 3).reshape(w.shape))
+                    self.w[key] = unpermute_llama_qk(self.w[key], heads)
         tokens = _field(r, "tokenizer.ggml.tokens")
         ttype = _field(r, "tokenizer.ggml.token_type")
         self.tokenizer = Tokenizer(

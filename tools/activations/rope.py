@@ -32,3 +32,14 @@ def apply_rope(x: np.ndarray, theta: float, inverse: bool = False) -> np.ndarray
         cos, sin = cos.astype(np.float32), sin.astype(np.float32)
     y = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
     return y.astype(x.dtype, copy=False)
+
+
+def unpermute_llama_qk(w: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's GGUF permutation of Llama q/k projection rows (``convert_hf_to_gguf.py``, ``permute``).
+
+    The converter reorders the rows of W [heads * d, in] within each head from the Hugging Face order
+    (half, i) -> (i, half), so that GGUF uses the interleaved RoPE pairing (2i, 2i+1). This restores the
+    Hugging Face order, in which rotate-half RoPE (:func:`apply_rope`) pairs (i, i + d/2).
+    """
+    d = w.shape[0] // heads
+    return np.ascontiguousarray(w.reshape(heads, d // 2, 2, -1).transpose(0, 2, 1, 3).reshape(w.shape))
