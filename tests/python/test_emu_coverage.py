@@ -641,3 +641,54 @@ def test_pk_fma_and_pk_mov():
     np.testing.assert_array_equal(w.v[7].view(np.float32), (b.astype(np.float64) * a + c).astype(np.float32))
     np.testing.assert_array_equal(w.v[8].view(np.float32), b)  # low result = src0 word op_sel[0] = 1
     np.testing.assert_array_equal(w.v[9].view(np.float32), c)  # high result = src1 word op_sel[1] = 0
+
+
+def test_maximum3_minimum3_pk_f16_dot2():
+    a, b, c = f32s(), f32s(), f32s()
+    a[5], b[5] = np.nan, 1.0
+    a[6], b[6], c[6] = -0.0, 0.0, -1.0
+    bf = lambda x: x.astype(ml_dtypes.bfloat16)
+    p, q = bf(RNG.standard_normal((64, 2))), bf(RNG.standard_normal((64, 2)))
+    pw = p.view(np.uint16).astype(np.uint32)
+    qw = q.view(np.uint16).astype(np.uint32)
+    w = run_snippet("v_maximum3_f32 v0, v1, v2, v3\nv_minimum3_f32 v4, v1, v2, v3\nv_cvt_pk_f16_f32 v5, v1, v2\n"
+                    "v_dot2_f32_bf16 v6, v7, v8, v3",
+                    vgprs={1: a, 2: b, 3: c, 7: pw[:, 0] | (pw[:, 1] << 16), 8: qw[:, 0] | (qw[:, 1] << 16)})
+    mx, mn = w.v[0].view(np.float32), w.v[4].view(np.float32)
+    ok = ~(np.isnan(a) | np.isnan(b) | np.isnan(c))
+    np.testing.assert_array_equal(mx[ok], np.max(np.stack([a, b, c]), axis=0)[ok])
+    np.testing.assert_array_equal(mn[ok], np.min(np.stack([a, b, c]), axis=0)[ok])
+    assert np.isnan(mx[5]) and np.isnan(mn[5])            # NaN propagates (unlike v_max3_f32)
+    assert mx[6] == 0 and not np.signbit(mx[6])           # +0 > -0
+    np.testing.assert_array_equal(w.v[5] & 0xFFFF, a.astype(np.float16).view(np.uint16))
+    np.testing.assert_array_equal(w.v[5] >> 16, b.astype(np.float16).view(np.uint16))
+    ref = (p.astype(np.float64) * q.astype(np.float64)).sum(axis=1) + c
+    np.testing.assert_array_equal(w.v[6].view(np.float32), ref.astype(np.float32))
+
+
+SCALEF32_HALF = [  # (up-conversion, down-conversion, fp8 format, half format)
+    ("v_cvt_scalef32_pk_bf16_fp8", "v_cvt_scalef32_pk_fp8_bf16", "fp8", "bf16"),
+    ("v_cvt_scalef32_pk_bf16_bf8", "v_cvt_scalef32_pk_bf8_bf16", "bf8", "bf16"),
+    ("v_cvt_scalef32_pk_f16_fp8", "v_cvt_scalef32_pk_fp8_f16", "fp8", "f16"),
+    ("v_cvt_scalef32_pk_f16_bf8", "v_cvt_scalef32_pk_bf8_f16", "bf8", "f16"),
+]
+
+
+@pytest.mark.parametrize("up_mn,down_mn,f8,h", SCALEF32_HALF, ids=[x[0] for x in SCALEF32_HALF])
+def test_cvt_scalef32_half_variants(up_mn, down_mn, f8, h):
+    dt8 = ml_dtypes.float8_e4m3fn if f8 == "fp8" else ml_dtypes.float8_e5m2
+    dth = ml_dtypes.bfloat16 if h == "bf16" else np.float16
+    codes = RNG.integers(0, 256, (64, 4)).astype(np.uint8)
+    codes[codes & 0x7F == 0x7F] = 0x10  # keep NaN codes out of the arithmetic comparisons
+    if f8 == "bf8":
+        codes[(codes & 0x7C) == 0x7C] = 0x10
+    word = codes.view(np.uint32).ravel()
+    vals = (RNG.standard_normal((64, 2)) * 20).astype(dth)
+    vw = vals.view(np.uint16).astype(np.uint32)
+    scale = np.full(64, np.float32(0.25 * 1.5), np.float32)  # exponent -2
+    w = run_snippet(f"{up_mn} v0, v1, v2 op_sel:[1,0,0]\n{down_mn} v3, v4, v2 op_sel:[0,0,1]",
+                    vgprs={1: word, 2: scale, 3: 0x0000BEEF, 4: vw[:, 0] | (vw[:, 1] << 16)})
+    up = (codes[:, 2:4].view(dt8).astype(np.float64) * 0.25).astype(dth).view(np.uint16).astype(np.uint32)
+    np.testing.assert_array_equal(w.v[0], up[:, 0] | (up[:, 1] << 16))
+    down = (vals.astype(np.float64) / 0.25).astype(np.float32).astype(dt8).view(np.uint8).astype(np.uint32)
+    np.testing.assert_array_equal(w.v[3], 0xBEEF | (down[:, 0] << 16) | (down[:, 1] << 24))

@@ -131,3 +131,33 @@ def test_missing_waitcnt_is_caught():
     lo = (addr + 4 * np.arange(64)) & 0xFFFFFFFF
     with pytest.raises(EmuError, match="v2 before the s_waitcnt"):
         run_wave(m, vgprs={0: lo.astype(np.uint32), 1: np.uint32(addr >> 32)})
+
+
+def test_scaled_conversions_through_clang_builtins(compiled):
+    """LLVM's op_sel encodings of the scalef32 conversions (word/byte selects) agree with the emulator."""
+    prog = compiled("cvt_scalef32")
+    names = {i.mnemonic for i in prog.instrs}
+    assert {"v_cvt_scalef32_pk_f32_fp8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_pk_bf16_fp8",
+            "v_cvt_scalef32_pk_fp8_f32"} <= names
+    rng = np.random.default_rng(8)
+    codes = rng.integers(0, 256, (64, 4)).astype(np.uint8)
+    codes[(codes & 0x7F) == 0x7F] = 0x22  # no NaN codes
+    e = rng.integers(-4, 5, 64)
+    s = (np.exp2(e) * rng.uniform(1, 1.99, 64)).astype(np.float32)  # mantissa bits must be ignored
+    a = (rng.standard_normal(64) * 30).astype(np.float32)
+    b = (rng.standard_normal(64) * 30).astype(np.float32)
+    m = Machine(prog)
+    pu, po, pb, pd = m.alloc(64 * 8), m.alloc(64 * 4), m.alloc(64 * 4), m.alloc(64 * 4)
+    m.launch("cvt_scalef32", block=(64, 1, 1), kernarg=struct.pack(
+        "<8Q", m.upload(codes), m.upload(s), m.upload(a), m.upload(b), pu, po, pb, pd))
+    f8 = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    p2 = np.exp2(e.astype(np.float64))
+    np.testing.assert_array_equal(m.download(pu, np.float32, (64, 2)), (f8[:, 2:4] * p2[:, None]).astype(np.float32))
+    np.testing.assert_array_equal(m.download(po, np.float32, (64,)), (f8[:, 1] * p2).astype(np.float32))
+    bfw = (f8[:, 0:2] * p2[:, None]).astype(np.float32).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(m.download(pb, ml_dtypes.bfloat16, (64, 2)).view(np.uint16), bfw.view(np.uint16))
+    sat = lambda x: np.clip(x, -448, 448).astype(np.float32).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    lo, hi = sat(a / p2), sat(b / p2)
+    got = m.download(pd, np.uint32, (64,))
+    in_range = (np.abs(a / p2) < 464) & (np.abs(b / p2) < 464)  # overflow behaviour is a Semantics choice
+    np.testing.assert_array_equal((got >> 16)[in_range], (lo.astype(np.uint32) | (hi.astype(np.uint32) << 8))[in_range])

@@ -15,7 +15,7 @@ import numpy as np
 from .asm import EXEC, M0, VCC, Instr, Operand
 from .errors import EmuError
 from .mfma import F8F6F4_FORMATS, MFMA_SHAPES, c_to_matrix, gather_matrix, matrix_to_d, mfma_compute
-from .numerics import f32_to_bf16_bits, f32_to_fp8_bits, fp8_decode
+from .numerics import bf16_bits_to_f32, f32_to_bf16_bits, f32_to_fp8_bits, fp8_decode
 from .semantics import Semantics
 
 BARRIER = -1
@@ -292,6 +292,20 @@ def _perm(s0, s1, sel):
     return np.ascontiguousarray(out).view(np.uint32).reshape(s0.shape)
 
 
+def _maximum(a, b):
+    """IEEE 754-2019 maximum: NaN if either is NaN, +0 > -0."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    r = np.where((a == b) & np.signbit(a), b, np.where(a > b, a, b))
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r)
+
+
+def _minimum(a, b):
+    """IEEE 754-2019 minimum: NaN if either is NaN, -0 < +0."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    r = np.where((a == b) & np.signbit(b), b, np.where(a < b, a, b))
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r)
+
+
 def _med3(a, b, c):
     return np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))
 
@@ -389,6 +403,14 @@ VOP: dict[str, tuple] = {
     "v_max3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmax(a, b), c)),
     "v_min3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
     "v_med3_f32": (("f32", "f32", "f32"), "f32", _med3),
+    "v_maximum3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: _maximum(_maximum(a, b), c)),
+    "v_minimum3_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: _minimum(_minimum(a, b), c)),
+    "v_cvt_pk_f16_f32": (("f32", "f32"), "u32", lambda a, b: _f32_to_f16(a) | (_f32_to_f16(b) << 16)),
+    "v_dot2_f32_bf16": (("u32", "u32", "f32"), "f32",
+                        lambda a, b, c: (bf16_bits_to_f32(_u(a) & 0xFFFF).astype(np.float64) *
+                                         bf16_bits_to_f32(_u(b) & 0xFFFF) +
+                                         bf16_bits_to_f32(_u(a) >> 16).astype(np.float64) *
+                                         bf16_bits_to_f32(_u(b) >> 16) + c)),
     "v_div_fmas_f32": (("f32", "f32", "f32"), "f32", lambda a, b, c: f64(a) * b + c),
     "v_div_fixup_f32": (("f32", "f32", "f32"), "f32", _div_fixup),
     "v_exp_f32": (("f32",), "f32", lambda a: np.exp2(f64(a))),
@@ -1783,52 +1805,79 @@ def _scale_exp(x):
 
 
 def _sp_cvt_scalef32(c: Compiler, ins: Instr, base: str, enc: str):
-    """v_cvt_scalef32_pk_{fp8,bf8}_f32 d, a, b, scale [op_sel:[..,..,..,w]]: f32 / 2^e -> fp8 pair into word w;
-    v_cvt_scalef32_pk_f32_{fp8,bf8} d[2], src, scale [op_sel:[w,..]]: fp8 pair * 2^e -> two f32;
-    v_cvt_scalef32_f32_{fp8,bf8} d, src, scale [op_sel:[b0,b1,..]]: one byte * 2^e.
-    Only the exponent field of the scale is used; direction: divide on down-conversion, multiply on
-    up-conversion (gfx950-facts §2, [SOURCE, not HW-verified])."""
-    m = re.match(r"v_cvt_scalef32_(pk_)?(fp8|bf8|f32)_(f32|fp8|bf8)$", base)
+    """gfx950 scaled fp8/bf8 conversions. Only the exponent field (bits 30:23) of the f32 scale is used,
+    2^e = 2^(bits - 127); down-conversion divides by it, up-conversion multiplies (gfx950-facts §2 [SOURCE, not
+    HW-verified]). Operand/op_sel forms, as LLVM 22 emits them for the clang builtins:
+      v_cvt_scalef32_pk_{fp8,bf8}_f32 d, a, b, scale [op_sel:[0,0,0,w]]: a -> byte 0, b -> byte 1 of word w;
+      v_cvt_scalef32_pk_{fp8,bf8}_{bf16,f16} d, src, scale [op_sel:[0,0,w]]: src's two halves -> word w;
+      v_cvt_scalef32_pk_f32_{fp8,bf8} d[2], src, scale [op_sel:[w,..]]: bytes 0, 1 of word w -> two f32;
+      v_cvt_scalef32_pk_{bf16,f16}_{fp8,bf8} d, src, scale [op_sel:[w,..]]: -> two bf16/f16 (RNE) in d;
+      v_cvt_scalef32_f32_{fp8,bf8} d, src, scale [op_sel:[b0,b1,..]]: byte b0 | b1 << 1 -> f32.
+    The other word of d is kept by the down-conversions (as LLVM assumes for v_cvt_pk_fp8_f32)."""
+    m = re.match(r"v_cvt_scalef32_(pk_)?(fp8|bf8|f32|bf16|f16)_(f32|fp8|bf8|bf16|f16)$", base)
     if not m:
         return None
     pk, to, frm = m.groups()
     sem = c.sem
     ops = ins.operands
     _check_mods(ins, {"op_sel"})
-    osel = ins.mods.get("op_sel", [0, 0, 0, 0])
+    osel = list(ins.mods.get("op_sel", [])) + [0, 0, 0, 0]
     if to in ("fp8", "bf8"):
-        if not pk:
+        if not pk or frm not in ("f32", "bf16", "f16"):
             return None
-        _need(ins, 4)
-        d, a, b, s = ops
-        ra, rb, rs = typed_reader(a, "f32"), typed_reader(b, "f32"), rd32(s)
-        hi = len(osel) > 3 and osel[3] == 1
+        if frm == "f32":
+            _need(ins, 4)
+            d, a, b, s = ops
+            ra, rb = typed_reader(a, "f32"), typed_reader(b, "f32")
+            pair = lambda w: (_b64(ra(w)).astype(np.float64), _b64(rb(w)).astype(np.float64))
+            hi = osel[3] == 1
+        else:
+            _need(ins, 3)
+            d, src, s = ops
+            rsrc = rd32(src)
+            dec = (lambda x: bf16_bits_to_f32(x)) if frm == "bf16" else \
+                (lambda x: (x & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float32))
+            pair = lambda w: (dec(_b64(rsrc(w)) & 0xFFFF).astype(np.float64),
+                              dec(_b64(rsrc(w)) >> 16).astype(np.float64))
+            hi = osel[2] == 1
+        rs = rd32(s)
         di = _vidx(d)
 
         def down(w):
             e = _scale_exp(rs(w))
-            x0 = np.ldexp(_b64(ra(w)).astype(np.float64), -e).astype(np.float32)
-            x1 = np.ldexp(_b64(rb(w)).astype(np.float64), -e).astype(np.float32)
-            word = f32_to_fp8_bits(x0, to, sem.fp8_overflow) | (f32_to_fp8_bits(x1, to, sem.fp8_overflow) << 8)
+            x0, x1 = pair(w)
+            y0 = np.ldexp(x0, -e).astype(np.float32)
+            y1 = np.ldexp(x1, -e).astype(np.float32)
+            word = f32_to_fp8_bits(y0, to, sem.fp8_overflow) | (f32_to_fp8_bits(y1, to, sem.fp8_overflow) << 8)
             old = w.v[di]
             new = (old & np.uint32(0xFFFF)) | (word << 16) if hi else (old & np.uint32(0xFFFF0000)) | word
             np.copyto(w.v[di], new.astype(np.uint32), where=w.mask())
         return down
+    if frm not in ("fp8", "bf8"):
+        return None
     _need(ins, 3)
     d, src, s = ops
     rsrc, rs = rd32(src), rd32(s)
-    wr = vwrite(d, 2 if pk else 1)
-    shift = 16 * osel[0] if pk else 8 * (osel[0] | (osel[1] << 1))
+    if to == "f32" and not pk:
+        shift = 8 * (osel[0] | (osel[1] << 1))
+    else:
+        shift = 16 * osel[0]
+    wr = vwrite(d, 2 if (pk and to == "f32") else 1)
 
     def up(w):
         e = _scale_exp(rs(w))
         x = _b64(rsrc(w)) >> shift
-        if pk:
-            v0 = np.ldexp(fp8_decode(x & 0xFF, frm), e).astype(np.float32)
-            v1 = np.ldexp(fp8_decode((x >> 8) & 0xFF, frm), e).astype(np.float32)
+        v0 = np.ldexp(fp8_decode(x & 0xFF, frm), e).astype(np.float32)
+        if not pk:
+            wr(w, v0.view(np.uint32), w.mask())
+            return
+        v1 = np.ldexp(fp8_decode((x >> 8) & 0xFF, frm), e).astype(np.float32)
+        if to == "f32":
             wr(w, np.stack([v0, v1]).view(np.uint32), w.mask())
+        elif to == "bf16":
+            wr(w, (f32_to_bf16_bits(v0) | (f32_to_bf16_bits(v1) << 16)).astype(np.uint32), w.mask())
         else:
-            wr(w, np.ldexp(fp8_decode(x & 0xFF, frm), e).astype(np.float32).view(np.uint32), w.mask())
+            wr(w, (_f32_to_f16(v0) | (_f32_to_f16(v1) << 16)).astype(np.uint32), w.mask())
     return up
 
 
@@ -1911,7 +1960,10 @@ _VSPECIAL = {
     "v_bitop3_b32": _sp_bitop3, "v_bitop3_b16": _sp_bitop3,
 }
 for _n in ("v_cvt_scalef32_pk_fp8_f32", "v_cvt_scalef32_pk_bf8_f32", "v_cvt_scalef32_pk_f32_fp8",
-           "v_cvt_scalef32_pk_f32_bf8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_f32_bf8"):
+           "v_cvt_scalef32_pk_f32_bf8", "v_cvt_scalef32_f32_fp8", "v_cvt_scalef32_f32_bf8",
+           "v_cvt_scalef32_pk_fp8_bf16", "v_cvt_scalef32_pk_bf8_bf16", "v_cvt_scalef32_pk_fp8_f16",
+           "v_cvt_scalef32_pk_bf8_f16", "v_cvt_scalef32_pk_bf16_fp8", "v_cvt_scalef32_pk_bf16_bf8",
+           "v_cvt_scalef32_pk_f16_fp8", "v_cvt_scalef32_pk_f16_bf8"):
     _VSPECIAL[_n] = _sp_cvt_scalef32
 
 
