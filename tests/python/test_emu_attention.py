@@ -4,7 +4,6 @@ matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128
 causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key,
 a strided q."""
 import json
-import os
 import pathlib
 import struct
 import subprocess

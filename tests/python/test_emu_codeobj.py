@@ -1,6 +1,5 @@
 """Program.from_code_object: gfx950 code objects (clang-22 output, and llvm-mc + ld.lld output) are
 disassembled with llvm-objdump-22, their kernel descriptors decoded, and run like the assembly text."""
-import os
 import pathlib
 import struct
 import subprocess

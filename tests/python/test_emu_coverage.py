@@ -1,8 +1,6 @@
 """Every instruction the gfx950 emulator implements has a unit test: this file covers the ones the family
 files (test_emu_valu/scalar/cvt/mfma/memory) do not, against plain Python / numpy / ml_dtypes, and
 ``test_every_implemented_instruction_is_tested`` keeps it that way."""
-import glob
-import math
 import pathlib
 
 import ml_dtypes

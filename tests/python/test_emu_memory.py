@@ -301,7 +301,6 @@ PRESET = 0xA5A55A5A
 def _expect_load(mem: np.ndarray, offs: np.ndarray, t: str) -> np.ndarray:
     """(nregs, 64) expected registers for a load of type t at byte offsets offs of mem (uint8)."""
     size, kind = LOAD_TYPES[t]
-    out = []
     vals = [int.from_bytes(mem[o:o + size].tobytes(), "little") for o in offs]
     if kind == "raw":
         return np.array([[(v >> (32 * r)) & M32 for v in vals] for r in range(size // 4)], np.uint32)

@@ -9,7 +9,6 @@ import subprocess
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from gfx950emu import Machine, Program
 from gfx950emu.toolchain import compile_hip_to_asm

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +9,7 @@ import numpy as np
 from .asm import EXEC, KernelInfo, parse_asm
 from .errors import EmuError
 from .memory import GlobalMemory, LocalMemory
-from .ops import BARRIER, ENDPGM, M32, Compiler, int_to_mask
+from .ops import BARRIER, M32, Compiler, int_to_mask
 from .semantics import Semantics
 
 LLVM_OBJDUMP = "/usr/lib/llvm-22/bin/llvm-objdump"

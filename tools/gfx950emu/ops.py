@@ -651,7 +651,7 @@ class Compiler:
     def c_sopp(self, ins: Instr):
         n = ins.mnemonic
         if n in ("s_nop", "s_setprio", "s_sleep", "s_dcache_wb", "s_dcache_inv", "s_icache_inv", "s_sendmsg",
-                 "s_ttracedata", "s_set_gpr_idx_off", "s_sethalt_0") or n == "s_waitcnt_vscnt":
+                 "s_ttracedata", "s_set_gpr_idx_off"):
             return lambda w: None
         if n == "s_waitcnt":
             vm = ins.mods.get("vmcnt", 63)
@@ -737,8 +737,6 @@ class Compiler:
                         wr(w, r)
                 return f1
             s0, s1 = srcs
-            if n in ("s_cselect_b32", "s_cselect_b64", "s_cmov_b32", "s_cmov_b64", "s_cmovk_i32"):
-                pass
 
             def f2(w):
                 r, scc = fn(w, s0(w), s1(w))
@@ -752,7 +750,6 @@ class Compiler:
     def _scmp(self, ins: Instr):
         n = ins.mnemonic
         _need(ins, 2)
-        m = re.match(r"s_(cmpk?|bitcmp[01])_(\w+?)_?(i32|u32|u64|b32|b64)?$", n)
         if n.startswith("s_bitcmp"):
             w64 = n.endswith("b64")
             a = sread(ins.operands[0], 64 if w64 else 32)
@@ -906,11 +903,12 @@ class Compiler:
             scale = float(ins.mods.get("mul", 1)) / float(ins.mods.get("div", 1))
             clamp = "clamp" in ins.mods
 
-            def post(r, scale=scale, clamp=clamp):
+            def _post(r, scale=scale, clamp=clamp):
                 r = np.asarray(r, np.float32) * np.float32(scale)
                 if clamp:
                     r = np.where(np.isnan(r), np.float32(0), np.clip(r, 0, 1))
                 return r
+            post = _post
         wide = dstt in ("u64", "i64", "f64")
         write = vwrite(dst, 2 if wide else 1)
         if enc == "sdwa" and not wide:
@@ -1652,7 +1650,6 @@ def _sp_mad64(c: Compiler, ins: Instr, base: str, enc: str):
     def f(w):
         m = w.mask()
         if signed:
-            x = ra(w).view(np.int32).astype(object) if False else None
             pa = np.asarray(ra(w)).view(np.int32).astype(np.int64)
             pb = np.asarray(rb(w)).view(np.int32).astype(np.int64)
             r = (pa * pb).astype(np.uint64) + rc(w)
