@@ -41,6 +41,9 @@ __device__ __forceinline__ int visible_key_tiles(const FwdArgs& a, int m0) {
   return n_end;
 }
 
+/// The forward kernel for one KernelConfig. Launch (bf16::launch does it): grid = ceil(seqlen_q / BlockM) *
+/// batch * num_heads blocks in x (<= 2^31-1), Config::kThreads threads, Config::kSmemBytes bytes of dynamic
+/// shared memory (LDS). Reads q/k/v and writes out (and softmax_lse if non-null) as described by `a`.
 template <class Config>
 __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) {
   using Tile = typename Config::Tile;
