@@ -661,6 +661,7 @@ class Compiler:
                 if w.vmq or w.lgkmq:
                     w.retire(vm, lgkm)
             return wait
+        _check_mods(ins, set())
         if n == "s_barrier":
             return lambda w: BARRIER
         if n == "s_endpgm":
@@ -692,6 +693,7 @@ class Compiler:
     def c_salu(self, ins: Instr):
         n = ins.mnemonic
         ops = ins.operands
+        _check_mods(ins, set())
         if n in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_trap", "s_rfe_b64"):
             raise EmuError(f"{n}: function calls, traps and pc-relative code are not supported by the emulator")
         if n in ("s_setreg_b32", "s_setreg_imm32_b32", "s_denorm_mode", "s_round_mode"):
@@ -953,8 +955,13 @@ class Compiler:
         sdst = ins.operands[0]
         if sdst.kind != "s":
             raise EmuError(f"{base}: first operand must be an SGPR pair (vcc or s[n:n+1])")
+        if enc == "dpp" or (enc == "sdwa" and t not in ("f32", "i32", "u32")):
+            raise EmuError(f"{base}: this DPP/SDWA compare form is not supported by the emulator")
         if t in ("f16", "i16", "u16"):  # low 16 bits of each source
             a, b = (_half_reader(o, t) for o in ins.operands[1:3])
+        elif enc == "sdwa":
+            a, b = (typed_reader(o, t, _sdwa_src(o, ins.mods.get(f"src{j}_sel", "DWORD"), rd32(o)))
+                    for j, o in enumerate(ins.operands[1:3]))
         else:
             a = typed_reader(ins.operands[1], t)
             b = typed_reader(ins.operands[2], t)
@@ -1588,7 +1595,9 @@ def _sdwa_dst(op: Operand, sel: str, unused: str, write):
 
 def _sp_cndmask(c: Compiler, ins: Instr, base: str, enc: str):
     _need(ins, 4)
-    _check_mods(ins, set() if enc != "dpp" else _DPP_MODS)
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA forms of v_cndmask are not supported by the emulator")
+    _check_mods(ins, set())
     d, a, b, s = ins.operands
     ra = typed_reader(a, "f32" if (a.abs or a.neg) else "u32")
     rb = typed_reader(b, "f32" if (b.abs or b.neg) else "u32")
@@ -1612,7 +1621,7 @@ def _sp_carry(c: Compiler, ins: Instr, base: str, enc: str):
     ops = ins.operands
     withc = base in ("v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32")
     _need(ins, 5 if withc else 4)
-    _check_mods(ins, {"clamp"} if "clamp" not in ins.mods else set())
+    _check_mods(ins, set())
     d, sd = ops[0], ops[1]
     ra, rb = rd32(ops[2]), rd32(ops[3])
     rc = sread(ops[4], 64) if withc else None
@@ -1640,6 +1649,9 @@ def _sp_carry(c: Compiler, ins: Instr, base: str, enc: str):
 
 
 def _sp_mad64(c: Compiler, ins: Instr, base: str, enc: str):
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     _need(ins, 5)
     d, sd, a, b, cc = ins.operands
     ra, rb, rc = rd32(a), rd32(b), rd64(cc)
@@ -1668,6 +1680,9 @@ def _sp_mad64(c: Compiler, ins: Instr, base: str, enc: str):
 def _sp_div_scale(c: Compiler, ins: Instr, base: str, enc: str):
     # v_div_scale_f32 d, vcc, s0, s1, s2: the emulator never needs the 2^±64 pre-scaling: it returns s0 and
     # clears VCC (exact for operands away from the denormal/overflow range).
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     _need(ins, 5)
     d, sd, s0 = ins.operands[:3]
     r0 = typed_reader(s0, "f32")
@@ -1681,6 +1696,9 @@ def _sp_div_scale(c: Compiler, ins: Instr, base: str, enc: str):
 
 
 def _sp_readlane(c: Compiler, ins: Instr, base: str, enc: str):
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     ops = ins.operands
     if base == "v_readfirstlane_b32":
         _need(ins, 2)
@@ -1712,6 +1730,9 @@ def _sp_readlane(c: Compiler, ins: Instr, base: str, enc: str):
 
 
 def _sp_mbcnt(c: Compiler, ins: Instr, base: str, enc: str):
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     _need(ins, 3)
     ra, rb = rd32(ins.operands[1]), rd32(ins.operands[2])
     wr = vwrite(ins.operands[0])
@@ -1728,6 +1749,9 @@ def _sp_mbcnt(c: Compiler, ins: Instr, base: str, enc: str):
 
 
 def _sp_accvgpr(c: Compiler, ins: Instr, base: str, enc: str):
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     _need(ins, 2)
     r = rd32(ins.operands[1])
     wr = vwrite(ins.operands[0])
@@ -1882,6 +1906,9 @@ def _sp_permlane_swap(c: Compiler, ins: Instr, base: str, enc: str):
     """v_permlane32_swap_b32 v0, v1: swaps v0's upper 32 lanes with v1's lower 32 lanes; v_permlane16_swap_b32
     swaps odd 16-lane rows of v0 with even rows of v1. Both registers are written (all lanes, as LLVM models
     it; EXEC is not applied to the exchange in this emulator)."""
+    if enc in ("dpp", "sdwa"):
+        raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
+    _check_mods(ins, set())
     _need(ins, 2)
     i, j = _vidx(ins.operands[0]), _vidx(ins.operands[1])
     if base == "v_permlane32_swap_b32":
