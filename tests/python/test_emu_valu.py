@@ -363,3 +363,12 @@ def test_dpp_newbcast_and_64bit():
     np.testing.assert_array_equal(w.v[7], y[(l & ~15) | 1])
     with pytest.raises(EmuError, match="only row_newbcast"):
         run_snippet("v_mov_b64_dpp v[8:9], v[2:3] row_shr:1 row_mask:0xf bank_mask:0xf", check=False)
+
+
+def test_sdwa_compare_applies_selects():
+    x = rand_u32()
+    y = (x >> 8) & 0xFF
+    y[::3] += 1
+    w = run_snippet("v_cmp_eq_u32_sdwa vcc, v1, v2 src0_sel:BYTE_1 src1_sel:DWORD", vgprs={1: x, 2: y})
+    want = sum(1 << i for i in range(64) if ((int(x[i]) >> 8) & 0xFF) == int(y[i]))
+    assert w.s[106] | (w.s[107] << 32) == want
