@@ -434,3 +434,20 @@ def test_reading_past_an_allocation_into_the_next_is_an_error():
         mrun("global_load_dword v2, v1, s[4:5]\ns_waitcnt vmcnt(0)", setup)
     mrun("global_load_dword v2, v1, s[4:5]\ns_waitcnt vmcnt(0)", setup, exec_mask=(1 << 64) - 1 - (1 << 16) - (1 << 33)
          - (1 << 50))  # lanes 16, 33, 50 (word 16) disabled: fine
+
+
+def test_lds_dma_m0_bits_switch():
+    data = np.arange(64, dtype=np.uint32) + 7
+
+    def setup(m):
+        a = m.upload(data)
+        sg = _bufdesc(a, 256)
+        sg[124] = 0x10000 + 256  # M0 above 64 KiB
+        return sg, {1: (4 * L).astype(np.uint32)}
+    body = "buffer_load_dword v1, s[8:11], 0 offen lds\ns_waitcnt vmcnt(0)"
+    assemble_check(body, 160 * 1024 - 1024)
+    for bits, base in ((32, 0x10000 + 256), (16, 256)):
+        m = Machine(snippet_program(body, Semantics(lds_dma_m0_bits=bits), lds_bytes=160 * 1024 - 1024))
+        sg, vg = setup(m)
+        w = run_wave(m, sgprs=sg, vgprs=vg)
+        np.testing.assert_array_equal(w.lds.buf[base:base + 256].view(np.uint32), data)

@@ -1244,6 +1244,7 @@ class Compiler:
             addr = lambda w: (np.int64(rs(w)) + rv(w).astype(np.int64) + imm).astype(np.uint64)
         what = ins.text
         out = max(size, 4)
+        m0mask = 0xFFFF if self.sem.lds_dma_m0_bits == 16 else M32
 
         def ld(w):
             mk = w.mask()
@@ -1257,7 +1258,7 @@ class Compiler:
                     sb = 8 * size
                     val = (val ^ (1 << (sb - 1))) - (1 << (sb - 1))
                 raw = np.ascontiguousarray((val & M32).astype("<u4")).view(np.uint8).reshape(-1, 4)
-            idx = w.lds.dma_scatter(w.s[M0] + imm + LANES[mk] * out, raw, what, w.wave_id)
+            idx = w.lds.dma_scatter((w.s[M0] & m0mask) + imm + LANES[mk] * out, raw, what, w.wave_id)
             w.vm_push(idx)
         return ld, None, ()
 
@@ -1294,6 +1295,7 @@ class Compiler:
         sem = self.sem
         what = ins.text
         nreg = max(1, size // 4)
+        m0mask = 0xFFFF if sem.lds_dma_m0_bits == 16 else M32
 
         def lane_offsets(w):
             d0, d1, nrec, d3 = w.s[ri], w.s[ri + 1], w.s[ri + 2], w.s[ri + 3]
@@ -1340,7 +1342,7 @@ class Compiler:
                     g = w.machine.mem.gather(addr[lanes].astype(np.uint64), size, what)
                     raw[lanes] = np.where(okb[lanes], g, 0)
                 if lds:
-                    m0 = w.s[M0]
+                    m0 = w.s[M0] & m0mask
                     loff = m0 + imm + LANES[mk] * size
                     w.vm_push(w.lds.dma_scatter(loff, raw[mk], what, w.wave_id))
                 else:

@@ -12,6 +12,7 @@ _CHOICES = {
     "e8m0_ff": ("nan", "exponent"),
     "buffer_oob": ("dword", "start", "whole"),
     "mfma_partial_exec": ("error", "ignore_exec"),
+    "lds_dma_m0_bits": (32, 16),
 }
 
 
@@ -41,6 +42,9 @@ class Semantics:
     mfma_partial_exec: an MFMA issued while EXEC is not all 64 lanes: ``"error"`` (default; the fact sheet
         does not say whether MFMA honours EXEC, so a kernel must not depend on it) or ``"ignore_exec"`` (every
         lane's registers are read and D is written for all lanes).
+    lds_dma_m0_bits: how much of M0 the LDS-DMA loads use as the LDS base address: ``32`` (default; all of
+        it, as LLVM uses M0 = LDS byte address) or ``16`` (``M0 & 0xFFFF``, the GCN-era rule, which cannot
+        address 160 KiB). Facts §6 [UNVERIFIED].
     waitcnt_check: default True: reading or overwriting a register that an outstanding load (VMEM, SMEM, LDS)
         will write before the ``s_waitcnt`` that retires it is an error (loads complete at issue in the
         emulator, so a missing wait would otherwise go unnoticed).
@@ -54,6 +58,7 @@ class Semantics:
     buffer_oob: str = "dword"
     buffer_soffset_checked: bool = False
     mfma_partial_exec: str = "error"
+    lds_dma_m0_bits: int = 32
     waitcnt_check: bool = True
 
     def __post_init__(self):
