@@ -161,3 +161,18 @@ def test_scaled_conversions_through_clang_builtins(compiled):
     got = m.download(pd, np.uint32, (64,))
     in_range = (np.abs(a / p2) < 464) & (np.abs(b / p2) < 464)  # overflow behaviour is a Semantics choice
     np.testing.assert_array_equal((got >> 16)[in_range], (lo.astype(np.uint32) | (hi.astype(np.uint32) << 8))[in_range])
+
+
+def test_scratch_private_array(compiled):
+    prog = compiled("scratch_array")
+    assert any(i.mnemonic.startswith("scratch_store") for i in prog.instrs)
+    m = Machine(prog)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    idx = rng.integers(0, 1000, 64).astype(np.int32)
+    po = m.upload(x)
+    m.launch("scratch_array", block=(64, 1, 1), kernarg=struct.pack("<QQ", m.upload(idx), po))
+    got = m.download(po, np.float32, (64 * 64,))[:64]  # out[t], t < 64 (row 0 of x is overwritten)
+    t = np.arange(64)
+    want = 2 * x[t, idx & 63] + 2 * x[t, (idx + 7) & 63]
+    np.testing.assert_array_equal(got, want.astype(np.float32))

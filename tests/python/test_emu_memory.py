@@ -451,3 +451,26 @@ def test_lds_dma_m0_bits_switch():
         sg, vg = setup(m)
         w = run_wave(m, sgprs=sg, vgprs=vg)
         np.testing.assert_array_equal(w.lds.buf[base:base + 256].view(np.uint32), data)
+
+
+def test_scratch_load_store_per_lane():
+    from gfx950emu.snippet import run_snippet
+    x = RNG.integers(0, 2 ** 32, (4, 64), dtype=np.uint64).astype(np.uint32)
+    body = """scratch_store_dwordx4 off, v[4:7], off offset:16
+scratch_store_dword v1, v8, off
+scratch_store_short v1, v8, s2 offset:2
+s_waitcnt vmcnt(0)
+scratch_load_dwordx4 v[12:15], off, off offset:16
+scratch_load_dword v9, v1, off
+scratch_load_ushort v10, v1, s2 offset:2
+scratch_load_sbyte v11, off, s3
+s_waitcnt vmcnt(0)"""
+    w = run_snippet(body, vgprs={1: 4 * (L % 3), 4: x[0], 5: x[1], 6: x[2], 7: x[3], 8: x[0] ^ 0x5A5A5A5A},
+                    sgprs={2: 40, 3: 17}, private_bytes=64)
+    for j in range(4):
+        np.testing.assert_array_equal(w.v[12 + j], x[j])  # lanes do not see each other's scratch
+    np.testing.assert_array_equal(w.v[9], x[0] ^ 0x5A5A5A5A)
+    np.testing.assert_array_equal(w.v[10], (x[0] ^ 0x5A5A5A5A) & 0xFFFF)
+    np.testing.assert_array_equal(w.v[11].view(np.int32), (x[0] >> 8).astype(np.uint8).view(np.int8))  # byte 17
+    with pytest.raises(EmuError, match="outside the 64-byte private segment"):
+        run_snippet("scratch_store_dword off, v1, off offset:62", private_bytes=64)

@@ -124,6 +124,7 @@ class Wave:
     ``scc``, ``pc`` (instruction index), outstanding-load queues for s_waitcnt checking."""
 
     __slots__ = ("s", "v", "vf", "scc", "pc", "done", "machine", "lds", "vmq", "lgkmq", "pend", "_em", "_emv",
+                 "scratch",
                  "clock", "wave_id", "executed")
 
     def __init__(self, machine, lds, wave_id):
@@ -142,6 +143,7 @@ class Wave:
         self.clock = 0
         self.wave_id = wave_id
         self.executed = 0
+        self.scratch = np.zeros((64, 0), np.uint8)  # per-lane private memory (architected flat scratch)
 
     def mask(self) -> np.ndarray:
         e = self.s[EXEC] | (self.s[EXEC + 1] << 32)
@@ -278,8 +280,8 @@ class Machine:
         nthreads = block[0] * block[1] * block[2]
         if nthreads < 1 or nthreads > 1024:
             raise EmuError(f"launch: block {block} must have 1..1024 work-items")
-        if k.d("private_segment_fixed_size") or k.d("enable_private_segment") or k.d("uses_dynamic_stack"):
-            raise EmuError(f"kernel {kernel_name}: scratch (private segment) is not supported by the emulator")
+        if k.d("uses_dynamic_stack"):
+            raise EmuError(f"kernel {kernel_name}: a dynamically sized stack is not supported by the emulator")
         lds_need = k.d("group_segment_fixed_size") + dynamic_lds
         if lds_need > self.lds_bytes:
             raise EmuError(f"kernel {kernel_name}: needs {lds_need} bytes of LDS, the machine has {self.lds_bytes}")
@@ -347,6 +349,8 @@ class Machine:
             s.append(wg[2])
         if k.d("system_sgpr_workgroup_info"):
             s.append(0)
+        if k.d("enable_private_segment"):
+            s.append(0)  # private segment wave offset (unused with gfx950's architected flat scratch)
         return s
 
     def _run_workgroup(self, k: KernelInfo, wg, block, kaddr, daddr, lds_need):
@@ -379,6 +383,9 @@ class Machine:
                 raise EmuError(f"kernel {k.name}: .amdhsa_system_vgpr_workitem_id 0 but block {block} is not 1-D")
             w.v[0, :] = 0
             w.v[0, :lanes] = p
+            priv = k.d("private_segment_fixed_size")
+            if priv:
+                w.scratch = np.full((64, priv), self.lds_fill, np.uint8)
             w.pc = k.entry
             waves.append(w)
         prog = self.program

@@ -1262,6 +1262,66 @@ class Compiler:
             w.vm_push(idx)
         return ld, None, ()
 
+    def c_scratch(self, ins: Instr):
+        """scratch_load_* vdst, vaddr|off, saddr|off [offset:N] / scratch_store_* vaddr|off, vdata, saddr|off:
+        per-lane private memory (gfx950's architected flat scratch); lane l accesses byte
+        vaddr[l] + saddr + N of its own ``.amdhsa_private_segment_fixed_size``-byte segment (outside it:
+        EmuError)."""
+        n = ins.mnemonic
+        m = re.match(r"scratch_(load|store)_(dword(x[234])?|ubyte|sbyte|ushort|sshort|short|byte|"
+                     r"short_d16(_hi)?|ubyte_d16(_hi)?|sbyte_d16(_hi)?|byte_d16_hi)$", n)
+        if not m:
+            return None
+        _check_mods(ins, {"offset", "sc0", "sc1", "nt", "glc", "slc"})
+        kind, t = m.group(1), m.group(2)
+        size, fmt = _mem_type(t)
+        ops = ins.operands
+        _need(ins, 3)
+        imm = ins.mods.get("offset", 0)
+        if kind == "load":
+            dst, vaddr, saddr = ops
+        else:
+            vaddr, data, saddr = ops
+        rv = None if vaddr.kind == "off" else rd32(vaddr)
+        rs = None if saddr.kind == "off" else sread(saddr)
+        what = ins.text
+
+        def offsets(w, mk):
+            off = np.full(64, imm, np.int64)
+            if rv is not None:
+                off = off + _b64(rv(w)).astype(np.int64)
+            if rs is not None:
+                off = off + rs(w)
+            off = off[mk]
+            size_priv = w.scratch.shape[1]
+            if off.size and (off.min() < 0 or off.max() + size > size_priv):
+                bad = int(off[(off < 0) | (off + size > size_priv)][0])
+                raise EmuError(f"{what}: scratch offset {bad} (+{size} bytes) is outside the {size_priv}-byte "
+                               "private segment")
+            return off
+
+        if kind == "load":
+            di = _vidx(dst)
+            nreg = max(1, size // 4)
+
+            def ld(w):
+                mk = w.mask()
+                if not mk.any():
+                    return
+                off = offsets(w, mk)
+                raw = w.scratch[LANES[mk][:, None], off[:, None] + np.arange(size)]
+                _load_result(w, di, nreg, raw, fmt, mk)
+            return ld, "vm", _reg_keys(dst)
+        rdata = _store_reader(data, size, fmt)
+
+        def st(w):
+            mk = w.mask()
+            if not mk.any():
+                return
+            off = offsets(w, mk)
+            w.scratch[LANES[mk][:, None], off[:, None] + np.arange(size)] = rdata(w)[mk]
+        return st, "vm", ()
+
     def c_buffer(self, ins: Instr):
         n = ins.mnemonic
         m = re.match(r"buffer_(load|store)_(dword(x[234])?|ubyte|sbyte|ushort|sshort|short|byte|"
@@ -2109,5 +2169,6 @@ _DISPATCH = [
     ("v_", Compiler.c_valu),
     ("global_", Compiler.c_global), ("flat_", Compiler.c_global),
     ("buffer_", Compiler.c_buffer),
+    ("scratch_", Compiler.c_scratch),
     ("ds_", Compiler.c_ds),
 ]

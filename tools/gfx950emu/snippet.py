@@ -39,29 +39,33 @@ snippet:
 \t\t.amdhsa_next_free_sgpr 96
 \t\t.amdhsa_accum_offset 256
 \t\t.amdhsa_group_segment_fixed_size {lds}
+\t\t.amdhsa_private_segment_fixed_size {priv}
+\t\t.amdhsa_enable_private_segment {priv_en}
 \t\t.amdhsa_user_sgpr_count 2
 \t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
 \t.end_amdhsa_kernel
 """
 
 
-def snippet_text(body: str, lds_bytes: int = 65536) -> str:
-    """A complete kernel ``snippet`` (code object v5) around the instruction lines ``body``."""
+def snippet_text(body: str, lds_bytes: int = 65536, private_bytes: int = 0) -> str:
+    """A complete kernel ``snippet`` (code object v5) around the instruction lines ``body``; ``private_bytes``
+    of scratch per work-item."""
     lines = "\n".join("\t" + ln.strip() if ln.strip() and not ln.strip().endswith(":") else ln.strip()
                       for ln in body.strip().splitlines())
-    return _WRAP.format(body=lines, lds=lds_bytes)
+    return _WRAP.format(body=lines, lds=lds_bytes, priv=private_bytes, priv_en=int(private_bytes > 0))
 
 
-def snippet_program(body: str, semantics: Semantics | None = None, lds_bytes: int = 65536) -> Program:
-    return Program.from_asm_text(snippet_text(body, lds_bytes), semantics)
+def snippet_program(body: str, semantics: Semantics | None = None, lds_bytes: int = 65536,
+                    private_bytes: int = 0) -> Program:
+    return Program.from_asm_text(snippet_text(body, lds_bytes, private_bytes), semantics)
 
 
-def assemble_check(body: str, lds_bytes: int = 65536) -> None:
+def assemble_check(body: str, lds_bytes: int = 65536, private_bytes: int = 0) -> None:
     """Assembles the snippet with llvm-mc-22 for gfx950; raises EmuError with the assembler's message."""
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "s.s")
         with open(src, "w") as f:
-            f.write(snippet_text(body, lds_bytes))
+            f.write(snippet_text(body, lds_bytes, private_bytes))
         r = subprocess.run([LLVM_MC, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx950", "-filetype=obj", src,
                             "-o", os.path.join(d, "s.o")], capture_output=True, text=True)
         if r.returncode != 0:
@@ -84,6 +88,8 @@ def run_wave(machine: Machine, sgprs: dict | None = None, vgprs: dict | None = N
     if lds is not None:
         mem.buf[: len(lds)] = np.asarray(lds, np.uint8)
     w = Wave(machine, mem, 0)
+    if k.d("private_segment_fixed_size"):
+        w.scratch = np.zeros((64, k.d("private_segment_fixed_size")), np.uint8)
     ex = (1 << 64) - 1 if exec_mask is None else exec_mask
     w.s[EXEC], w.s[EXEC + 1] = ex & 0xFFFFFFFF, ex >> 32
     for i, val in (sgprs or {}).items():
@@ -102,9 +108,10 @@ def run_wave(machine: Machine, sgprs: dict | None = None, vgprs: dict | None = N
 
 
 def run_snippet(body: str, vgprs: dict | None = None, sgprs: dict | None = None, exec_mask: int | None = None,
-                lds=None, semantics: Semantics | None = None, check: bool = True, lds_bytes: int = 65536):
+                lds=None, semantics: Semantics | None = None, check: bool = True, lds_bytes: int = 65536,
+                private_bytes: int = 0):
     """Assembles-checks (llvm-mc-22, when ``check``) and runs ``body`` on one wave; returns the wave."""
     if check:
-        assemble_check(body, lds_bytes)
-    m = Machine(snippet_program(body, semantics, lds_bytes))
+        assemble_check(body, lds_bytes, private_bytes)
+    m = Machine(snippet_program(body, semantics, lds_bytes, private_bytes))
     return run_wave(m, sgprs=sgprs, vgprs=vgprs, exec_mask=exec_mask, lds=lds)
