@@ -32,7 +32,7 @@ def test_clang_code_object_runs(tmp_path):
 def test_descriptor_round_trip(tmp_path):
     """Descriptor fields written as .amdhsa directives, assembled and linked with LLVM 22, decode back."""
     from test_emu_program import INIT_BODY, INIT_DIRECTIVES, kernel_text
-    d = dict(INIT_DIRECTIVES, group_segment_fixed_size=4096, accum_offset=8)
+    d = dict(INIT_DIRECTIVES, group_segment_fixed_size=4096, accum_offset=12)
     text = kernel_text("init_state", INIT_BODY, d)
     s, o, co = tmp_path / "k.s", tmp_path / "k.o", tmp_path / "k.co"
     s.write_text(text)

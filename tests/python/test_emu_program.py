@@ -276,3 +276,22 @@ def test_trace_hook_counts_instructions():
     first_w1 = next(i for i, (wid, _) in enumerate(order) if wid == 1)
     last_w0 = max(i for i, (wid, _) in enumerate(order) if wid == 0)
     assert first_w1 < last_w0
+
+
+@pytest.mark.parametrize("body,directives,error", [
+    ("\tv_mov_b32_e32 v9, 0", dict(next_free_vgpr=8, accum_offset=8, next_free_sgpr=8), "uses v9"),
+    ("\tv_accvgpr_write_b32 a4, 0", dict(next_free_vgpr=12, accum_offset=8, next_free_sgpr=8), "uses a4"),
+    ("\ts_mov_b32 s20, 0", dict(next_free_vgpr=8, accum_offset=8, next_free_sgpr=16), "uses s20"),
+    ("\tv_mov_b32_e32 v7, 0\n\tv_accvgpr_write_b32 a3, 0\n\ts_mov_b32 s15, 0",
+     dict(next_free_vgpr=12, accum_offset=8, next_free_sgpr=16), None),
+])
+def test_register_allocation_is_checked_against_the_descriptor(body, directives, error):
+    text = kernel_text("alloc", body, directives)
+    assemble(text)
+    m = Machine(Program.from_asm_text(text))
+    if error:
+        with pytest.raises(EmuError, match=error):
+            m.launch("alloc")
+    else:
+        m.launch("alloc")
+        assert m.program.check_registers("alloc") == {"vgpr": 7, "agpr": 3, "sgpr": 15}

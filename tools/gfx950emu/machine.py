@@ -114,9 +114,43 @@ class Program:
         return cls(code_object_to_asm(path), semantics)
 
     def kernel(self, name: str) -> KernelInfo:
+        """The kernel's descriptor directives and entry; EmuError naming the known kernels if absent."""
         if name not in self.kernels:
             raise EmuError(f"no kernel named {name!r}; kernels: {sorted(self.kernels)}")
         return self.kernels[name]
+
+    def check_registers(self, name: str) -> dict:
+        """Checks that the kernel's code (its entry up to the next kernel's entry) uses only the registers its
+        descriptor allocates: VGPRs below ``.amdhsa_accum_offset`` (AGPRs start there in the unified file)
+        and below ``.amdhsa_next_free_vgpr``, ``accum_offset + AGPRs <= next_free_vgpr``, SGPRs below
+        ``.amdhsa_next_free_sgpr`` (VCC, M0, EXEC not counted). Returns the highest indices used; raises
+        EmuError naming the first violation. Skipped (returns {}) when the descriptor lacks the directives."""
+        k = self.kernel(name)
+        if "next_free_vgpr" not in k.directives or "accum_offset" not in k.directives:
+            return {}
+        starts = sorted(x.entry for x in self.kernels.values() if x.entry > k.entry)
+        end = starts[0] if starts else len(self.instrs)
+        vmax = amax = smax = -1
+        for ins in self.instrs[k.entry:end]:
+            for op in ins.operands:
+                top = op.index + op.count - 1
+                if op.kind == "v":
+                    vmax = max(vmax, top)
+                elif op.kind == "a":
+                    amax = max(amax, top)
+                elif op.kind == "s" and op.index < 102:
+                    smax = max(smax, top)
+        nfv, acc = k.d("next_free_vgpr"), k.d("accum_offset")
+        nfs = k.d("next_free_sgpr", 0)
+        if vmax >= acc or vmax >= nfv:
+            raise EmuError(f"kernel {name}: uses v{vmax} but .amdhsa_accum_offset is {acc} and "
+                           f".amdhsa_next_free_vgpr is {nfv}")
+        if amax >= 0 and acc + amax + 1 > nfv:
+            raise EmuError(f"kernel {name}: uses a{amax} (unified register {acc + amax}) but "
+                           f".amdhsa_next_free_vgpr is {nfv}")
+        if nfs and smax >= nfs:
+            raise EmuError(f"kernel {name}: uses s{smax} but .amdhsa_next_free_sgpr is {nfs}")
+        return {"vgpr": vmax, "agpr": amax, "sgpr": smax}
 
 
 class Wave:
@@ -233,6 +267,7 @@ class Machine:
         self.mem = GlobalMemory()
         self.max_instructions = max_instructions
         self.instructions_executed = 0
+        self._checked: set = set()
 
     # ---------------------------------------------------------------- memory
     def alloc(self, nbytes: int) -> int:
@@ -275,6 +310,9 @@ class Machine:
         """
         prog = self.program
         k = prog.kernel(kernel_name)
+        if kernel_name not in self._checked:
+            prog.check_registers(kernel_name)
+            self._checked.add(kernel_name)
         grid = tuple(grid) + (1,) * (3 - len(grid))
         block = tuple(block) + (1,) * (3 - len(block))
         nthreads = block[0] * block[1] * block[2]
