@@ -54,6 +54,12 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
   const int esize = dtype_size(t.dtype);
   if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
     return Status::invalid(n + ": data pointer must be 16-byte aligned");
+  // head_dim first: for contiguous tensors a bad head_dim also makes the strides bad, and this message is clearer
+  if ((t.shape[3] * esize) % 16 != 0)
+    return Status::invalid(n + ": shape[3] (" + dim_name(3, is_q_side, is_v_side) + ") is " +
+                           std::to_string(t.shape[3]) + "; it must be a multiple of " +
+                           std::to_string(16 / esize) + " for " + dtype_name(t.dtype) +
+                           " (16-byte rows)");
   for (int d = 0; d < 3; ++d) {
     if (t.shape[d] == 1) continue;  // the stride of a size-1 dim is never used
     if (t.stride[d] <= 0)
@@ -64,11 +70,6 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
                              std::to_string(t.stride[d]) + " elements; it must be a multiple of 16 bytes (" +
                              std::to_string(16 / esize) + " elements of " + dtype_name(t.dtype) + ")");
   }
-  if ((t.shape[3] * esize) % 16 != 0)
-    return Status::invalid(n + ": shape[3] (" + dim_name(3, is_q_side, is_v_side) + ") is " +
-                           std::to_string(t.shape[3]) + "; it must be a multiple of " +
-                           std::to_string(16 / esize) + " for " + dtype_name(t.dtype) +
-                           " (16-byte rows)");
   if (max_offset(t.shape, t.stride, 4) == std::numeric_limits<std::int64_t>::max())
     return Status::invalid(n + ": shape and strides address more than 2^60 elements");
   return Status::success();

@@ -153,6 +153,15 @@ TEST_CASE("make_params error: head_dim not a multiple of 16 bytes") {
   c.expect_error("q: shape[3] (head_dim_qk) is 60");
 }
 
+TEST_CASE("make_params error: a bad head_dim of a contiguous tensor is reported as head_dim, not as a stride") {
+  alignas(64) static std::uint16_t buf[4 * 12 * 2];
+  const auto q = zyfa::TensorRef::contiguous(buf, DType::bf16, 1, 4, 2, 12);  // strides 24, 12, 1: 12 is bad too
+  zyfa::AttentionParams p;
+  const zyfa::Status s = zyfa::make_params(q, q, q, q, nullptr, {}, &p);
+  CHECK(s.code == zyfa::StatusCode::invalid_argument);
+  CHECK_MESSAGE(s.message.rfind("q: shape[3] (head_dim_qk) is 12", 0) == 0, s.message);
+}
+
 TEST_CASE("make_params error: strides addressing more than 2^60 elements") {
   Case c;
   c.q.stride[0] = std::int64_t(1) << 61;
