@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # zyfa's main job: builds examples/prefill and runs causal prefill attention on the default input, printing
-# which backend ran, the accuracy report, and writing out/softmax_lse as .npy.
+# which backend ran and the accuracy report, and writing out/prefill/<input>/{out.npy,softmax_lse.npy,report.txt}.
 #
 #   bash examples/run_prefill.sh [extra zyfa_prefill arguments, e.g. --no-fp8]
 #

@@ -209,8 +209,7 @@ zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const
   };
   zyfa::Status s;
   auto cleanup = [&] {
-    ZYFA_EX_GPU(Free)(dq), ZYFA_EX_GPU(Free)(dk), ZYFA_EX_GPU(Free)(dv), ZYFA_EX_GPU(Free)(dout);
-    ZYFA_EX_GPU(Free)(dlse);
+    for (void* p : {dq, dk, dv, dout, static_cast<void*>(dlse)}) (void)ZYFA_EX_GPU(Free)(p);  // best effort
   };
   if (!(s = check(ZYFA_EX_GPU(Malloc)(&dq, bytes(hq)), "malloc q")) ||
       !(s = check(ZYFA_EX_GPU(Malloc)(&dk, bytes(hk)), "malloc k")) ||
@@ -226,20 +225,24 @@ zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const
   zyfa::TensorRef q = hq, k = hk, v = hv, out = hout;
   q.data = dq, k.data = dk, v.data = dv, out.data = dout;
   ZYFA_EX_GPU(Event_t) e0, e1;
-  ZYFA_EX_GPU(EventCreate)(&e0), ZYFA_EX_GPU(EventCreate)(&e1);
+  if (!(s = check(ZYFA_EX_GPU(EventCreate)(&e0), "event")) || !(s = check(ZYFA_EX_GPU(EventCreate)(&e1), "event"))) {
+    cleanup();
+    return s;
+  }
   s = zyfa::flash_attn_func(q, k, v, out, dlse, opt, nullptr);  // warm-up (and the error check)
   if (s) {
-    ZYFA_EX_GPU(EventRecord)(e0, nullptr);
-    s = zyfa::flash_attn_func(q, k, v, out, dlse, opt, nullptr);
-    ZYFA_EX_GPU(EventRecord)(e1, nullptr);
+    s = check(ZYFA_EX_GPU(EventRecord)(e0, nullptr), "event record");
+    if (s) s = zyfa::flash_attn_func(q, k, v, out, dlse, opt, nullptr);
+    if (s) s = check(ZYFA_EX_GPU(EventRecord)(e1, nullptr), "event record");
   }
   if (s) s = check(ZYFA_EX_GPU(DeviceSynchronize)(), "kernel");
   float t = 0;
-  if (s) ZYFA_EX_GPU(EventElapsedTime)(&t, e0, e1);
+  if (s) s = check(ZYFA_EX_GPU(EventElapsedTime)(&t, e0, e1), "event elapsed time");
   *ms = t;
   if (s) s = check(ZYFA_EX_GPU(Memcpy)(hout.data, dout, bytes(hout), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy out");
   if (s) s = check(ZYFA_EX_GPU(Memcpy)(hlse, dlse, lse_count * sizeof(float), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy lse");
-  ZYFA_EX_GPU(EventDestroy)(e0), ZYFA_EX_GPU(EventDestroy)(e1);
+  (void)ZYFA_EX_GPU(EventDestroy)(e0);
+  (void)ZYFA_EX_GPU(EventDestroy)(e1);
   cleanup();
   return s;
 }
