@@ -4,6 +4,7 @@ matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128
 causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key,
 a strided q."""
 import json
+import re
 import pathlib
 import struct
 import subprocess
@@ -26,7 +27,8 @@ _LAYOUT_SRC = r"""
 #include <cstdio>
 #include <zyfa/kernels/fwd_args.hpp>
 #include <zyfa/tile_config.hpp>
-#define F(x) std::printf("\"%s\": [%zu, %zu], ", #x, offsetof(zyfa::kernels::FwdArgs, x), sizeof(((zyfa::kernels::FwdArgs*)0)->x));
+#define F(x) std::printf("\"%s\": [%zu, %zu], ", #x, offsetof(zyfa::kernels::FwdArgs, x), \
+                         sizeof(((zyfa::kernels::FwdArgs*)0)->x));
 int main() {
   std::printf("{");
   %FIELDS%
@@ -51,13 +53,18 @@ def _build(tmp_path_factory, arch, semantics=None):
                                          str(d / "attn.s"), include_dirs=[str(ROOT / "include")], arch=arch)
     text = _TEXT[arch]
     prog = Program.from_asm_text(text, semantics)
+    launch = {}
+    for dqk, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
+        m = re.search(rf"zyfa_emu_launch_{dqk}_{dv}:\s*\.long\s+(\d+).*?\.long\s+(\d+).*?\.long\s+(\d+)", text, re.S)
+        assert m, f"launch constants for ({dqk}, {dv}) not found in the assembly"
+        launch[(dqk, dv)] = tuple(int(x) for x in m.groups())  # (dynamic LDS bytes, threads, BlockM)
     names = {}
     for n in prog.kernels:
         for dqk, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
             if f"KernelConfigILi{dqk}ELi{dv}E" in n:
                 names[(dqk, dv)] = n
     assert len(names) == 4, list(prog.kernels)
-    return prog, names, layout
+    return prog, names, layout, launch
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +147,7 @@ def test_bf16_attention_fp32_block_accumulation(kernel_fp32_block):
 
 
 def run_case(kernel, case):
-    prog, names, layout = kernel
+    prog, names, layout, launch = kernel
     dqk, dv, b, sq, sk, h, hk, causal, pad = case
     rng = np.random.default_rng(hash(case) % 2 ** 32)
     qs = (rng.standard_normal((b, sq, h * dqk + pad)) * 1.5).astype(ml_dtypes.bfloat16)  # padded rows
@@ -152,7 +159,7 @@ def run_case(kernel, case):
     po = m.upload(np.full((b, sq, h, dv), 0x7FC0, np.uint16))  # poisoned with NaN
     pl = m.upload(np.full((b, h, sq), np.nan, np.float32))
     scale = 1.0 / np.sqrt(dqk)
-    block_m = 128
+    smem, threads, block_m = launch[(dqk, dv)]
     mb = (sq + block_m - 1) // block_m
     vals = dict(q=pq, k=pk, v=pv, out=po, lse=pl,
                 q_batch_stride=sq * (h * dqk + pad), q_row_stride=h * dqk + pad, q_head_stride=dqk,
@@ -161,8 +168,7 @@ def run_case(kernel, case):
                 o_batch_stride=sq * h * dv, o_row_stride=h * dv, o_head_stride=dv,
                 batch=b, seqlen_q=sq, seqlen_k=sk, num_heads=h, group_size=h // hk, num_m_blocks=mb,
                 causal=int(causal), causal_offset=sk - sq, scale_log2=scale * 1.4426950408889634)
-    smem = 64 * dqk * 2 + 64 * dv * 2  # K and V tiles of 64 keys (Q stays in VGPRs on AMD)
-    m.launch(names[(dqk, dv)], grid=(mb * b * h, 1, 1), block=(256, 1, 1), kernarg=pack_args(layout, vals),
+    m.launch(names[(dqk, dv)], grid=(mb * b * h, 1, 1), block=(threads, 1, 1), kernarg=pack_args(layout, vals),
              dynamic_lds=smem)
     out = m.download(po, ml_dtypes.bfloat16, (b, sq, h, dv)).astype(np.float64)
     lse = m.download(pl, np.float32, (b, h, sq)).astype(np.float64)

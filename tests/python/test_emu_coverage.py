@@ -450,8 +450,8 @@ def test_scaled_16x16x128():
     for r in range(4):
         for l in range(64):
             D[_cd(16, r, l)] = w.v[r][l].view(np.float32)
-    ref = sum(np.exp2(sa[:, b:b + 1] + sb[:, b][None, :] - 254.0) * (A[:, 32 * b:32 * b + 32] @ Bt[:, 32 * b:32 * b + 32].T)
-              for b in range(4))
+    ref = sum(np.exp2(sa[:, b:b + 1] + sb[:, b][None, :] - 254.0)
+              * (A[:, 32 * b:32 * b + 32] @ Bt[:, 32 * b:32 * b + 32].T) for b in range(4))
     np.testing.assert_allclose(D, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
 
 
@@ -474,7 +474,8 @@ def test_bitop3_b16_halves_and_mode_register_ops():
             idx = (((x >> bit) & 1) << 2) | (((y >> bit) & 1) << 1) | ((z >> bit) & 1)
             out |= ((t >> idx) & 1) << bit
         return out
-    w = run_snippet("v_bitop3_b16 v0, v1, v2, v3 bitop3:0xec\nv_bitop3_b16 v4, v1, v2, v3 bitop3:0xec op_sel:[1,0,1,1]\n"
+    w = run_snippet("v_bitop3_b16 v0, v1, v2, v3 bitop3:0xec\n"
+                    "v_bitop3_b16 v4, v1, v2, v3 bitop3:0xec op_sel:[1,0,1,1]\n"
                     "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0\ns_getreg_b32 s1, hwreg(HW_REG_MODE, 0, 4)",
                     vgprs={1: a, 2: b, 3: c, 0: pre, 4: pre}, sgprs={1: 77})
     np.testing.assert_array_equal(w.v[0], per_lane(lambda x, y, z: 0x12340000 | ref(x, y, z), a, b, c))
@@ -509,8 +510,8 @@ def test_s_cmp_all(op, t):
     lines = []
     for i, (a, b) in enumerate(pairs):
         if t == "u64":
-            lines.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_mov_b32 s12, 0x{b:x}\ns_mov_b32 s13, 0x{a:x}\n"
-                         f"s_cmp_{op}_u64 s[10:11], s[12:13]\ns_cselect_b32 s{20 + i}, 1, 0")
+            lines.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_mov_b32 s12, 0x{b:x}\n"
+                         f"s_mov_b32 s13, 0x{a:x}\ns_cmp_{op}_u64 s[10:11], s[12:13]\ns_cselect_b32 s{20 + i}, 1, 0")
         else:
             lines.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_cmp_{op}_{t} s10, s11\n"
                          f"s_cselect_b32 s{20 + i}, 1, 0\ns_cmpk_{op}_{t} s10, 0x{b & 0x7FFF:x}\n"

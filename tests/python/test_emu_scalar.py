@@ -45,8 +45,8 @@ def test_salu_binary(op, fn, scc):
             b = (i * 3) | ((i * 2 + 1) << 16)
         c = i % 2
         cases.append((a, b, c))
-        body.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_cmp_eq_u32 s12, {1 - c}\n{op} s{20 + i}, s10, s11\n"
-                    f"s_cselect_b32 s{40 + i}, 1, 0")
+        body.append(f"s_mov_b32 s10, 0x{a:x}\ns_mov_b32 s11, 0x{b:x}\ns_cmp_eq_u32 s12, {1 - c}\n"
+                    f"{op} s{20 + i}, s10, s11\ns_cselect_b32 s{40 + i}, 1, 0")
     w = run_snippet("\n".join(body), sgprs={12: 0})
     for i, (a, b, c) in enumerate(cases):
         # s_cmp_eq_u32 s12 (= 0), 1 - c sets SCC = c before the instruction

@@ -1851,7 +1851,7 @@ def _sp_cvt_pk_f8(c: Compiler, ins: Instr, base: str, enc: str):
 
 def _sp_cvt_f32_f8(c: Compiler, ins: Instr, base: str, enc: str):
     """v_cvt_f32_fp8 / _bf8 (byte via SDWA src0_sel, default byte 0) and v_cvt_pk_f32_fp8 / _bf8 (word via
-    op_sel[0] on the VOP3 form: 0 = low word, 1 = high word)."""
+    SDWA src0_sel WORD_0 / WORD_1, default the low word)."""
     fmt = "fp8" if "fp8" in base else "bf8"
     _need(ins, 2)
     d, s = ins.operands
@@ -1863,10 +1863,9 @@ def _sp_cvt_f32_f8(c: Compiler, ins: Instr, base: str, enc: str):
         if sel not in _SEL:
             raise EmuError(f"bad SDWA select {sel!r}")
         shift = _SEL[sel][0]
-    else:
-        _check_mods(ins, {"op_sel"})
-        osel = ins.mods.get("op_sel", [0, 0])
-        shift = 16 * osel[0] if base.startswith("v_cvt_pk") else 8 * (osel[0] | (osel[1] << 1) if len(osel) > 1 else osel[0])
+    else:  # e32/e64 forms read byte 0 / word 0 (llvm-mc 22 accepts no op_sel on them for gfx950)
+        _check_mods(ins, set())
+        shift = 0
     r = rd32(s)
     pk = base.startswith("v_cvt_pk")
     wr = vwrite(d, 2 if pk else 1)
