@@ -23,7 +23,8 @@
 //   m_blk  = max of t_j over the block                                                 [exact]
 //   m_new  = max(m, m_blk)                                                             [exact]
 //   alpha  = exp2f(m - m_new)           (0 for the first block, exactly 1 when the max did not grow)
-//   dmax   = m_blk - m_new  (<= 0);     kb = (int)min(-dmax, 255)  (truncation = floor)
+//   dmax   = m_blk - m_new  (<= 0);     kb = (int)min(-dmax, 255)  (truncation = floor; kb = 0 when dmax
+//            is NaN, which happens only when the block holds no usable logit, see NaN below)
 //   s_blk  = 2^-(kb + kTopExponent)     (an exact power of two; the "per-block power-of-two offset":
 //            adding 8*kb to every code of the block lifts its largest probability into the top e4m3
 //            binade (codes kBlockMaxCode-7 .. kBlockMaxCode; exactly kBlockMaxCode when the block sets
@@ -33,10 +34,12 @@
 //            and the accumulator needs no per-block rescale; elsewhere it multiplies P.V and l_blk.)
 //   per key j of the block:  d_j = t_j - m_new
 //     zyfa (Lean P): y_j = d_j * 8 + (float)(8*kb + kBlockMaxCode)  [d_j*8 exact, so FMA or not: same]
-//                    y_j = min(max(y_j, 0), kBlockMaxCode)          [v_med3_f32; NaN-free: y_j finite]
+//                    y_j = min(max(y_j, 0), kBlockMaxCode)          [v_med3_f32]
 //                    code_j = round-half-to-even(y_j) as an integer   [v_rndne_f32 + v_cvt_u32_f32;
 //                    cvt.rni on NVIDIA]. The code is read as an e4m3fn code: an e4m3 code grows by 8 per
 //                    doubling, so code = 8x + 56 is 2^x, exact at integer x, linear in between (Lean P).
+//                    y_j is NaN when t_j is (see NaN below); then code_j = 0x7F (the e4m3fn NaN), NOT what
+//                    the clamp + v_cvt_u32_f32 would give (0): a kernel must select 0x7F for NaN y_j.
 //     zyfa_exact:    x_j = d_j + (float)(kb + kTopExponent);  code_j = e4m3fn_rne(exp2f(x_j)).
 //     P_j = e4m3fn value of code_j   (<= 448 by construction: Lean P codes <= kBlockMaxCode <= 126,
 //                                    exact-exp2 values <= 2^kTopExponent = 256)
@@ -53,6 +56,14 @@
 //   zyfa_exact: l is a sum of Lean P values, which overestimate the exponentials. n == 0: out = 0,
 //   lse = -inf.
 //   The bf16 output is float_to_bf16(out[e]) (RNE).
+//
+// NaN (all recipes). t_j is NaN when q_i or k_j holds a NaN code (0x7F/0xFF); t_j - m is NaN when a logit
+// overflows fp32 to +inf (S_j * c > ~3.4e38, then t_j = m = +inf) or every logit of the row (zyfa: of the
+// block, with no earlier block) is -inf. Every max above ignores NaN (max(a, NaN) = a, as fmaxf and
+// v_max_f32 do), and a NaN t_j - m makes P_j the e4m3fn NaN (0x7F: float_to_e4m3fn for the
+// exp2 recipes, an explicit select for Lean P), so l, every out[e] and the LSE of that row are NaN in
+// every recipe, as in the bf16 path (fp32_attention.hpp). NaN in v_j makes the out columns it touches NaN.
+// No step has undefined behaviour for any input (kb is clamped to [0, 255] before any integer use).
 //
 // STEP 2 (aiter_like, scaled_p) -- two passes over the row with the exact row max:
 //   m = max t_j;  p_j = exp2f(t_j - m) * gain (gain 1 for aiter_like, 256 for scaled_p; exact multiply);
@@ -137,8 +148,10 @@ inline constexpr float kLn2 = 0.693147180559945309417f;
 /// Lean P's conversion: `y` is in code units, y = 8*x + c0 for a wanted value 2^x * 2^((c0 - 56)/8)
 /// (c0 = kLeanPCodeOfOne gives 2^x itself). Clamps y to [0, max_code] and rounds half to even; the result,
 /// read as an e4m3fn code, is exactly 2^x (times the constant) at integer x in the normal range and
-/// linear in between (a piecewise-linear 2^x). `y` must not be NaN; `max_code` <= 126 (0x7F is NaN).
+/// linear in between (a piecewise-linear 2^x). A NaN `y` gives 0x7F (the e4m3fn NaN), so that a NaN logit
+/// propagates to the output as in the other recipes; `max_code` in [0, 126] (0x7F is NaN).
 inline std::uint8_t lean_p_code(float y, int max_code) {
+  if (std::isnan(y)) return 0x7F;  // the float -> integer conversion below is undefined for NaN
   y = std::min(std::max(y, 0.0f), static_cast<float>(max_code));
   return static_cast<std::uint8_t>(std::nearbyint(y));  // default rounding mode: to nearest, ties to even
 }
@@ -226,7 +239,11 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       const float m_new = std::max(m, m_blk);
       const float alpha = std::exp2(m - m_new);
       const float dmax = m_blk - m_new;
-      const int kb = static_cast<int>(std::min(-dmax, 255.0f));
+      // -dmax >= 0 (or NaN when m_blk and m_new are both -inf or both +inf: a block of NaN logits or an fp32
+      // overflow; the row's output is NaN then). The comparisons map NaN to kb = 0 without an undefined
+      // float -> int conversion; for every non-NaN value this is (int)min(-dmax, 255).
+      const float neg_dmax = -dmax;
+      const int kb = neg_dmax >= 255.0f ? 255 : neg_dmax >= 0.0f ? static_cast<int>(neg_dmax) : 0;
       const float s_blk = std::ldexp(1.0f, -(kb + kTopExponent));
       float l_blk = 0.0f;
       std::fill(pv.begin(), pv.end(), 0.0f);
