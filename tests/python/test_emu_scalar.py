@@ -121,3 +121,11 @@ s_mov_b64 exec, -1"""
 def test_unsupported_calls_are_errors():
     with pytest.raises(EmuError, match="function calls"):
         run_snippet("s_getpc_b64 s[0:1]", check=False)
+
+
+def test_code_with_calls_loads_and_fails_only_when_executed():
+    body = "s_mov_b32 s5, 1\ns_endpgm\ndevice_fn:\ns_getpc_b64 s[0:1]\ns_setpc_b64 s[30:31]"
+    w = run_snippet(body)
+    assert w.s[5] == 1
+    with pytest.raises(EmuError, match="function calls"):
+        run_snippet("s_getpc_b64 s[0:1]\ns_setpc_b64 s[30:31]")

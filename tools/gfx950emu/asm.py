@@ -75,8 +75,13 @@ class KernelInfo:
     entry: int = -1
 
     def d(self, key: str, default: int = 0) -> int:
-        """Value of directive ``.amdhsa_<key>`` (``default`` when absent)."""
-        return int(self.directives.get(key, default))
+        """Value of directive ``.amdhsa_<key>`` (``default`` when absent). EmuError when it is a symbolic
+        expression (clang writes those for kernels that make calls), which the emulator does not evaluate."""
+        v = self.directives.get(key, default)
+        if isinstance(v, str):
+            raise EmuError(f"kernel {self.name}: .amdhsa_{key} is the expression {v!r}, which the emulator "
+                           "does not evaluate")
+        return int(v)
 
 
 def _split_operands(s: str) -> list[str]:

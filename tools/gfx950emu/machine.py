@@ -126,7 +126,7 @@ class Program:
         ``.amdhsa_next_free_sgpr`` (VCC, M0, EXEC not counted). Returns the highest indices used; raises
         EmuError naming the first violation. Skipped (returns {}) when the descriptor lacks the directives."""
         k = self.kernel(name)
-        if "next_free_vgpr" not in k.directives or "accum_offset" not in k.directives:
+        if any(not isinstance(k.directives.get(x), int) for x in ("next_free_vgpr", "accum_offset")):
             return {}
         starts = sorted(x.entry for x in self.kernels.values() if x.entry > k.entry)
         end = starts[0] if starts else len(self.instrs)
@@ -141,7 +141,8 @@ class Program:
                 elif op.kind == "s" and op.index < 102:
                     smax = max(smax, top)
         nfv, acc = k.d("next_free_vgpr"), k.d("accum_offset")
-        nfs = k.d("next_free_sgpr", 0)
+        nfs = k.directives.get("next_free_sgpr", 0)
+        nfs = nfs if isinstance(nfs, int) else 0
         if vmax >= acc or vmax >= nfv:
             raise EmuError(f"kernel {name}: uses v{vmax} but .amdhsa_accum_offset is {acc} and "
                            f".amdhsa_next_free_vgpr is {nfv}")

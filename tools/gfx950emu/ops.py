@@ -20,6 +20,7 @@ from .semantics import Semantics
 
 BARRIER = -1
 ENDPGM = -2
+_CALLS = ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_trap", "s_rfe_b64")
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
 LANES = np.arange(64)
@@ -641,7 +642,19 @@ class Compiler:
         touched = frozenset(keys)
         for prefix, meth in _DISPATCH:
             if name.startswith(prefix):
-                out = meth(self, ins)
+                try:
+                    out = meth(self, ins)
+                except EmuError as e:
+                    if name in _CALLS or (any(o.kind == "label" for o in ins.operands) and
+                                          not (name == "s_branch" or name.startswith("s_cbranch_"))):
+                        # Known but unsupported (calls, pc-relative symbol arithmetic): the program still
+                        # loads (other kernels or functions may be fine); executing it is the error.
+                        msg = str(e)
+
+                        def deferred(w, msg=msg):
+                            raise EmuError(msg)
+                        return deferred, touched, None, frozenset()
+                    raise
                 if out is not None:
                     fn, q, dsts = out if isinstance(out, tuple) else (out, None, ())
                     return fn, touched, q, frozenset(dsts)
@@ -694,7 +707,7 @@ class Compiler:
         n = ins.mnemonic
         ops = ins.operands
         _check_mods(ins, set())
-        if n in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_trap", "s_rfe_b64"):
+        if n in _CALLS:
             raise EmuError(f"{n}: function calls, traps and pc-relative code are not supported by the emulator")
         if n in ("s_setreg_b32", "s_setreg_imm32_b32", "s_denorm_mode", "s_round_mode"):
             return lambda w: None  # mode register: the emulator always keeps denormals and rounds to nearest even
