@@ -12,13 +12,19 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <zyfa/numeric/bf16.hpp>
 #include <zyfa/numeric/bit_cast.hpp>
 
 namespace zyfa_example {
+
+/// Largest array read_npy accepts: 16 GiB of data (numel(shape) * itemsize bytes). A header claiming more, or
+/// a shape whose byte count overflows 64 bits, is rejected as "shape too large" before anything is allocated.
+inline constexpr std::int64_t kNpyMaxBytes = std::int64_t{1} << 34;
 
 /// An n-dimensional array as stored in a .npy file: `descr` is NumPy's dtype string ("<u2", "<f2", "<f4"),
 /// `shape` in elements (C order, last dim fastest), `bytes` the raw little-endian data.
@@ -27,6 +33,8 @@ struct NpyArray {
   std::vector<std::int64_t> shape;
   std::vector<unsigned char> bytes;
 
+  /// Number of elements, the product of `shape` (1 for a 0-d array). Only meaningful for shapes read_npy
+  /// accepted (their byte count fits kNpyMaxBytes, so this cannot overflow).
   std::int64_t numel() const {
     std::int64_t n = 1;
     for (std::int64_t s : shape) n *= s;
@@ -66,13 +74,15 @@ inline float half_to_float(std::uint16_t h) {
 namespace detail {
 
 // Value of key `key` in a .npy header dict (Python literal), e.g. "'<u2'" or "(1, 256, 4, 128)"; "" if absent.
+// Whitespace is allowed around the ':' and ','; a bare value (False) is returned without it.
 inline std::string header_value(const std::string& h, const std::string& key) {
   const std::size_t k = h.find("'" + key + "'");
   if (k == std::string::npos) return "";
-  std::size_t p = h.find(':', k);
-  if (p == std::string::npos) return "";
+  std::size_t p = k + key.size() + 2;
+  while (p < h.size() && (h[p] == ' ' || h[p] == '\t')) ++p;
+  if (p >= h.size() || h[p] != ':') return "";
   ++p;
-  while (p < h.size() && h[p] == ' ') ++p;
+  while (p < h.size() && (h[p] == ' ' || h[p] == '\t')) ++p;
   if (p >= h.size()) return "";
   std::size_t e;
   if (h[p] == '(') {
@@ -84,13 +94,69 @@ inline std::string header_value(const std::string& h, const std::string& key) {
     return e == std::string::npos ? "" : h.substr(p + 1, e - p - 1);
   }
   e = h.find_first_of(",}", p);
-  return h.substr(p, e == std::string::npos ? std::string::npos : e - p);
+  std::string v = h.substr(p, e == std::string::npos ? std::string::npos : e - p);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.pop_back();
+  return v;
+}
+
+// Parses a .npy shape tuple as NumPy writes it: "()", "(5,)", "(2, 3)", also "(2, 3,)" (trailing comma) and
+// extra spaces. Dimensions are non-negative decimal integers separated by commas; anything else (missing or
+// doubled commas, signs, other characters, a value above 2^63-1) fails. Returns "" or the reason.
+inline std::string parse_shape(const std::string& t, std::vector<std::int64_t>* shape) {
+  auto space = [&](std::size_t& p) {
+    while (p < t.size() && (t[p] == ' ' || t[p] == '\t')) ++p;
+  };
+  if (t.size() < 2 || t.front() != '(' || t.back() != ')') return "shape " + t + " is not a tuple";
+  std::size_t p = 1;
+  const std::size_t end = t.size() - 1;
+  space(p);
+  while (p < end) {
+    if (t[p] < '0' || t[p] > '9') return "cannot parse shape " + t + " (expected a dimension at '" + t.substr(p) + "')";
+    std::int64_t v = 0;
+    for (; p < end && t[p] >= '0' && t[p] <= '9'; ++p) {
+      const int digit = t[p] - '0';
+      if (v > (INT64_MAX - digit) / 10) return "shape too large: dimension in " + t + " exceeds 2^63-1";
+      v = v * 10 + digit;
+    }
+    shape->push_back(v);
+    space(p);
+    if (p == end) {
+      if (shape->size() == 1) return "cannot parse shape " + t + " (a 1-D shape is written (n,))";
+      break;
+    }
+    if (t[p] != ',') return "cannot parse shape " + t + " (expected ',' between dimensions)";
+    ++p;
+    space(p);
+  }
+  return "";
+}
+
+// numel(shape) * itemsize with overflow checks: "" and *nbytes, or "shape too large: ..." if it overflows or
+// exceeds kNpyMaxBytes.
+inline std::string checked_nbytes(const std::vector<std::int64_t>& shape, int itemsize, std::int64_t* nbytes) {
+  std::string dims = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  dims += shape.size() == 1 ? ",)" : ")";
+  std::int64_t n = itemsize;
+  bool zero = false;
+  for (std::int64_t s : shape) zero = zero || s == 0;
+  if (!zero)
+    for (std::int64_t s : shape) {
+      if (s > kNpyMaxBytes / n)
+        return "shape too large: " + dims + " of " + std::to_string(itemsize) +
+               "-byte elements is more than the 16 GiB limit (" + std::to_string(kNpyMaxBytes) + " bytes)";
+      n *= s;
+    }
+  *nbytes = zero ? 0 : n;
+  return "";
 }
 
 }  // namespace detail
 
 /// Reads `path` (.npy or gzip-compressed .npy.gz) into `*out`. Returns "" on success, else an error message
-/// starting with the path (unreadable file, bad magic, unsupported version/dtype, Fortran order, truncated data).
+/// starting with the path: unreadable file, bad magic, unsupported version/dtype, Fortran order, a malformed
+/// shape, "shape too large" (byte count overflows or exceeds kNpyMaxBytes = 16 GiB), truncated data. Memory
+/// use is bounded by the data actually present (see the chunked read below), not by what the header claims.
 inline std::string read_npy(const std::string& path, NpyArray* out) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) return path + ": cannot open";
@@ -126,28 +192,33 @@ inline std::string read_npy(const std::string& path, NpyArray* out) {
   if (detail::header_value(h, "fortran_order") != "False") return fail("Fortran-order arrays are not supported");
   const std::string shp = detail::header_value(h, "shape");
   if (shp.empty()) return fail("header has no shape");
-  for (std::size_t p = 1; p < shp.size();) {
-    while (p < shp.size() && (shp[p] == ' ' || shp[p] == ',')) ++p;
-    if (p >= shp.size() || shp[p] == ')') break;
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(shp.substr(p), &used);
-    } catch (...) {
-      return fail("cannot parse shape " + shp);
-    }
-    if (v < 0) return fail("negative dimension in shape " + shp);
-    a.shape.push_back(v);
-    p += used;
+  if (std::string e = detail::parse_shape(shp, &a.shape); !e.empty()) return fail(e);
+  std::int64_t nbytes = 0;
+  if (std::string e = detail::checked_nbytes(a.shape, npy_itemsize(a.descr), &nbytes); !e.empty()) return fail(e);
+  const std::string truncated = "truncated data (the header's shape " + shp + " needs " + std::to_string(nbytes) +
+                                " bytes";
+  // Never allocate more than the file holds. A plain file: compare with its size first. A compressed one:
+  // read in chunks of at most 1 MiB, growing the buffer geometrically (capped at nbytes), so a short stream
+  // fails after allocating at most about twice what it actually held.
+  if (gzdirect(f) == 1) {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    const std::int64_t data_at = 8 + (major == 1 ? 2 : 4) + static_cast<std::int64_t>(hlen);
+    if (!ec && static_cast<std::int64_t>(size) - data_at < nbytes)
+      return fail(truncated + ", the file holds " + std::to_string(static_cast<std::int64_t>(size) - data_at) + ")");
+    if (!ec) a.bytes.reserve(static_cast<std::size_t>(nbytes));
   }
-  const std::int64_t nbytes = a.numel() * npy_itemsize(a.descr);
-  if (nbytes > (std::int64_t{1} << 34)) return fail("array larger than 16 GiB");
-  a.bytes.resize(static_cast<std::size_t>(nbytes));
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;
   std::int64_t done = 0;
   while (done < nbytes) {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::int64_t>(nbytes - done, 1 << 30));
-    if (!read_exact(a.bytes.data() + done, chunk)) return fail("truncated data (expected " + std::to_string(nbytes) + " bytes)");
-    done += chunk;
+    if (static_cast<std::int64_t>(a.bytes.capacity()) == done)
+      a.bytes.reserve(static_cast<std::size_t>(std::min(nbytes, std::max<std::int64_t>(2 * done, kChunk))));
+    const std::int64_t n = std::min({nbytes - done, kChunk, static_cast<std::int64_t>(a.bytes.capacity()) - done});
+    a.bytes.resize(static_cast<std::size_t>(done + n));
+    const int got = gzread(f, a.bytes.data() + done, static_cast<unsigned>(n));
+    if (got != static_cast<int>(n))
+      return fail(truncated + ", the data ends after " + std::to_string(done + std::max(got, 0)) + ")");
+    done += n;
   }
   gzclose(f);
   *out = std::move(a);

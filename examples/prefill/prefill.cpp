@@ -14,7 +14,11 @@
 // '<f4' (natural log). Report: the result against this example's own fp64 attention on the same bf16 inputs
 // (relative Frobenius error, max abs error, LSE error), against the model's own output (--expected), and the FP8
 // recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale = amax / 448).
-// Exit status: 0 success, 1 error (message names the argument or file), 2 usage.
+// When the FP8 report cannot run (head_dim not a multiple of 16, inputs too small or not finite for e4m3fn), one
+// line "FP8 report skipped: <why>" replaces it. Non-finite results (NaN anywhere; inf, or -inf in softmax_lse
+// except for a row that sees no key) are counted, printed and make the run fail.
+// Exit status: 0 success, 1 error (message names the argument or file; also a non-finite result, or a row that
+// sees no key that is not exactly out 0 / softmax_lse -inf), 2 usage.
 #include <zyfa/zyfa.hpp>
 #include <zyfa/numeric/bf16.hpp>
 
@@ -166,20 +170,52 @@ std::string shape_str(const std::int64_t* s) {
          std::to_string(s[3]) + "]";
 }
 
-/// Relative Frobenius error ||x - ref||_F / ||ref||_F and max |x - ref| over finite pairs.
+/// Relative Frobenius error ||x - ref||_F / ||ref||_F and max |x - ref| over all pairs. A pair with a
+/// non-finite difference (NaN or inf in x or ref) is counted in `non_finite` and makes both errors NaN: it is
+/// never skipped, so a broken result cannot look accurate.
 struct Err {
   double rel_fro = 0, max_abs = 0;
+  std::int64_t non_finite = 0;
 };
 template <class X>
 Err compare(const X& x, const std::vector<double>& ref) {
   double num = 0, den = 0, mx = 0;
+  std::int64_t bad = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double d = static_cast<double>(x[i]) - ref[i];
+    if (!std::isfinite(d)) {
+      ++bad;
+      continue;
+    }
     num += d * d;
     den += ref[i] * ref[i];
     mx = std::max(mx, std::fabs(d));
   }
-  return {den > 0 ? std::sqrt(num / den) : std::sqrt(num), mx};
+  if (bad > 0) return {std::nan(""), std::nan(""), bad};
+  return {den > 0 ? std::sqrt(num / den) : std::sqrt(num), mx, 0};
+}
+
+/// Why the FP8 report cannot run on these inputs ("" if it can): e4m3fn tensors need head_dim_qk and
+/// head_dim_v to be multiples of 16 elements (16-byte rows, zyfa::make_params), and per-tensor quantization
+/// needs amax / 448 to be a normal fp32 number (zyfa::host::quantize_e4m3fn).
+std::string fp8_skip_reason(const Input* const in[3], std::int64_t dqk, std::int64_t dv) {
+  if (dqk % 16 != 0 && dqk == dv) return "head_dim " + std::to_string(dqk) + " is not a multiple of 16 for e4m3fn";
+  if (dqk % 16 != 0) return "head_dim_qk " + std::to_string(dqk) + " is not a multiple of 16 for e4m3fn";
+  if (dv % 16 != 0) return "head_dim_v " + std::to_string(dv) + " is not a multiple of 16 for e4m3fn";
+  const char* names[3] = {"q", "k", "v"};
+  for (int t = 0; t < 3; ++t) {
+    float amax = 0.0f;
+    for (float x : in[t]->values) amax = std::isfinite(x) ? std::fmax(amax, std::fabs(x)) : amax;
+    if (amax > 0.0f && !std::isnormal(amax / 448.0f)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "%s: largest magnitude %.3g is too small for per-tensor e4m3fn quantization (amax/448 is not a "
+                    "normal fp32 descale)",
+                    names[t], static_cast<double>(amax));
+      return buf;
+    }
+  }
+  return "";
 }
 
 #if ZYFA_EXAMPLE_GPU
@@ -359,21 +395,37 @@ int main(int argc, char** argv) {
   std::vector<float> outf(outb.count);
   for (std::size_t i = 0; i < outf.size(); ++i) outf[i] = zyfa::bf16_to_float(outb[i]);
   const Err eo = compare(outf, ref_out);
+  // Non-finite results: every out value must be finite (rows that see no key are exactly 0), every
+  // softmax_lse must be finite except the -inf of a row that sees no key (bottom-right causal:
+  // row r sees no key iff r + seqlen_k - seqlen_q < 0). NaN is never correct.
+  std::int64_t out_non_finite = 0, lse_non_finite = 0;
+  for (float x : outf) out_non_finite += !std::isfinite(x);
   double lse_err = 0;
+  bool lse_err_nan = false;
   std::int64_t empty_rows = 0, empty_rows_bad = 0;
   for (std::size_t i = 0; i < ref_lse.size(); ++i) {
-    if (std::isinf(ref_lse[i])) {
+    const std::int64_t b = i / (H * SQ), h = (i / SQ) % H, r = i % SQ;
+    if (a.causal && r + SK - SQ < 0) {
       ++empty_rows;
-      const std::int64_t b = i / (H * SQ), h = (i / SQ) % H, r = i % SQ;
+      lse_non_finite += !(std::isinf(lse[i]) && lse[i] < 0) && !std::isfinite(lse[i]);
       bool ok = std::isinf(lse[i]) && lse[i] < 0;
       for (std::int64_t d = 0; d < DV; ++d) ok = ok && outf[((b * SQ + r) * H + h) * DV + d] == 0.0f;
       empty_rows_bad += !ok;
     } else {
-      lse_err = std::max(lse_err, std::fabs(static_cast<double>(lse[i]) - ref_lse[i]));
+      lse_non_finite += !std::isfinite(lse[i]);
+      const double d = std::fabs(static_cast<double>(lse[i]) - ref_lse[i]);
+      if (std::isfinite(d)) lse_err = std::max(lse_err, d);
+      else lse_err_nan = true;
     }
   }
+  if (lse_err_nan) lse_err = std::nan("");
   std::printf("\naccuracy of the %s result vs fp64 attention on the same bf16 inputs:\n", backend.substr(0, backend.find(' ')).c_str());
   std::printf("  out: rel_fro %.3e  max_abs %.3e    softmax_lse: max_abs %.3e\n", eo.rel_fro, eo.max_abs, lse_err);
+  std::printf("  non-finite values: out %lld, softmax_lse %lld (the -inf of rows that see no key not counted)\n",
+              (long long)out_non_finite, (long long)lse_non_finite);
+  if (eo.non_finite > 0)
+    std::printf("  out vs fp64: %lld pairs with a non-finite difference (NaN/inf in the result or the reference)\n",
+                (long long)eo.non_finite);
   if (empty_rows > 0)
     std::printf("  rows that see no key: %lld, of which %lld not exactly 0 / -inf\n", (long long)empty_rows,
                 (long long)empty_rows_bad);
@@ -384,7 +436,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: --%s\n", e.c_str());
       return 1;
     }
-    if (ex.values.size() != outf.size()) {
+    if (ex.shape[0] != B || ex.shape[1] != SQ || ex.shape[2] != H || ex.shape[3] != DV) {
       std::fprintf(stderr, "error: --expected: %s has shape %s, out is [%lld, %lld, %lld, %lld]\n", a.expected.c_str(),
                    shape_str(ex.shape).c_str(), (long long)B, (long long)SQ, (long long)H, (long long)DV);
       return 1;
@@ -399,52 +451,70 @@ int main(int argc, char** argv) {
   // ---- FP8 recipes on the e4m3fn-quantized inputs (zyfa's host specification) ----
   double zyfa_rel = -1, aiter_rel = -1;
 #if ZYFA_EXAMPLE_HAVE_HOST
+  // The FP8 report is optional: when it cannot run on these inputs (head_dim not a multiple of 16, values too
+  // small or not finite), one line says why ("FP8 report skipped: ...") and the bf16 result above stands.
   if (a.fp8) {
+    const Input* src[3] = {&q, &k, &v};
+    std::string skip = fp8_skip_reason(src, DQK, DV);
     // Per-tensor e4m3fn quantization of the bf16 inputs (zyfa::host::quantize_e4m3fn: descale = amax / 448,
     // code = RNE(x / descale), saturating). With e4m3fn params, fp8_accuracy_report compares every recipe with
     // fp64 attention on the DEQUANTIZED inputs, which isolates the error the attention kernel adds.
     zyfa::AttentionOptions o8 = opt;
     std::unique_ptr<AlignedBuffer<std::uint8_t>> codes[3];
-    const Input* src[3] = {&q, &k, &v};
     float* descale[3] = {&o8.q_descale, &o8.k_descale, &o8.v_descale};
     const char* names[3] = {"q", "k", "v"};
-    for (int t = 0; t < 3; ++t) {
+    for (int t = 0; t < 3 && skip.empty(); ++t) {
       codes[t] = std::make_unique<AlignedBuffer<std::uint8_t>>(src[t]->values.size());
       if (zyfa::Status s = zyfa::host::quantize_e4m3fn(src[t]->values.data(), src[t]->values.size(),
                                                       codes[t]->data(), descale[t]);
-          !s) {
-        std::fprintf(stderr, "error: quantizing %s to e4m3fn: %s\n", names[t], s.message.c_str());
-        return 1;
-      }
+          !s)
+        skip = std::string(names[t]) + ": " + s.message;
     }
     zyfa::AttentionParams p8;
-    if (zyfa::Status s = zyfa::make_params(TensorRef::contiguous(codes[0]->data(), DType::e4m3fn, B, SQ, H, DQK),
-                                           TensorRef::contiguous(codes[1]->data(), DType::e4m3fn, B, SK, HK, DQK),
-                                           TensorRef::contiguous(codes[2]->data(), DType::e4m3fn, B, SK, HK, DV),
-                                           tout, nullptr, o8, &p8);
-        !s) {
-      std::fprintf(stderr, "error: fp8 params: %s\n", s.message.c_str());
-      return 1;
+    if (skip.empty())
+      if (zyfa::Status s = zyfa::make_params(TensorRef::contiguous(codes[0]->data(), DType::e4m3fn, B, SQ, H, DQK),
+                                             TensorRef::contiguous(codes[1]->data(), DType::e4m3fn, B, SK, HK, DQK),
+                                             TensorRef::contiguous(codes[2]->data(), DType::e4m3fn, B, SK, HK, DV),
+                                             tout, nullptr, o8, &p8);
+          !s)
+        skip = "e4m3fn params: " + s.message;
+    if (!skip.empty()) {
+      std::printf("\nFP8 report skipped: %s\n", skip.c_str());
+    } else {
+      std::printf("\nFP8 recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale "
+                  "amax/448: q %.4g, k %.4g, v %.4g), each vs fp64 attention on the dequantized inputs; 'bf16' = "
+                  "fp32 arithmetic on the dequantized inputs rounded to bf16:\n",
+                  (double)o8.q_descale, (double)o8.k_descale, (double)o8.v_descale);
+      std::cout.flush();
+      const std::vector<zyfa::host::RecipeError> errs = zyfa::host::fp8_accuracy_report(p8);
+      zyfa::host::print_accuracy_table(std::cout, errs);
+      std::cout.flush();
+      for (const auto& e : errs) {
+        if (e.name == "zyfa") zyfa_rel = e.rel_fro_error;
+        if (e.name == "aiter_like") aiter_rel = e.rel_fro_error;
+      }
+      if (zyfa_rel >= 0 && aiter_rel > 0)
+        std::printf("FP8 error ratio zyfa / aiter_like (rel. Frobenius): %.3f\n", zyfa_rel / aiter_rel);
     }
-    std::printf("\nFP8 recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale "
-                "amax/448: q %.4g, k %.4g, v %.4g), each vs fp64 attention on the dequantized inputs; 'bf16' = fp32 "
-                "arithmetic on the dequantized inputs rounded to bf16:\n",
-                (double)o8.q_descale, (double)o8.k_descale, (double)o8.v_descale);
-    std::cout.flush();
-    const std::vector<zyfa::host::RecipeError> errs = zyfa::host::fp8_accuracy_report(p8);
-    zyfa::host::print_accuracy_table(std::cout, errs);
-    std::cout.flush();
-    for (const auto& e : errs) {
-      if (e.name == "zyfa") zyfa_rel = e.rel_fro_error;
-      if (e.name == "aiter_like") aiter_rel = e.rel_fro_error;
-    }
-    if (zyfa_rel >= 0 && aiter_rel > 0)
-      std::printf("FP8 error ratio zyfa / aiter_like (rel. Frobenius): %.3f\n", zyfa_rel / aiter_rel);
   }
 #endif
   // One machine-readable line per run (examples/run_prefill.sh collects them into a table).
   std::printf("\nSUMMARY backend=%s rel_fro=%.4e lse_max_abs=%.4e expected_rel_fro=%.4e fp8_zyfa_rel_fro=%.4e "
               "fp8_aiter_like_rel_fro=%.4e\n",
               backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel);
-  return empty_rows_bad == 0 ? 0 : 1;
+  std::fflush(stdout);
+  int rc = 0;
+  if (out_non_finite > 0 || lse_non_finite > 0) {
+    std::fprintf(stderr,
+                 "error: the result has non-finite values: %lld in out, %lld in softmax_lse (NaN or inf where a "
+                 "finite value is expected; NaN/inf in q, k or v, or an overflowing softmax_scale * q.k, cause this)\n",
+                 (long long)out_non_finite, (long long)lse_non_finite);
+    rc = 1;
+  }
+  if (empty_rows_bad > 0) {
+    std::fprintf(stderr, "error: %lld rows that see no key are not exactly out 0 / softmax_lse -inf\n",
+                 (long long)empty_rows_bad);
+    rc = 1;
+  }
+  return rc;
 }
