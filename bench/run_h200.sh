@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run_h200.sh -- ONE device call on the lent H200: build, GPU tests, compute-sanitizer, benchmark.
-#   bash bench/run_h200.sh [quick]      (outputs under $OUT, default /tmp/zyfa_out)
+#   bash bench/run_h200.sh [full|quick|check]   (outputs under $OUT, default /tmp/zyfa_out)
+#   check: everything but the benchmark (GPU tests, sanitizers, custom head dim, the main job on the GPU)
 # Needs: nvcc 13 (sm_90a), python3 with torch (CUDA), compute-sanitizer; doctest.h under .carry/doctest/
 # (carried from this machine's /usr/include/doctest, doctest-dev 2.4.9).
 set -uo pipefail
@@ -38,6 +39,17 @@ echo "gpu test rc=${PIPESTATUS[0]}"
 nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude examples/custom_head_dim/custom_head_dim.hip \
   -o build-gpu/custom_head_dim && ./build-gpu/custom_head_dim; echo "custom_head_dim rc=$?"
 
+# The main job on the GPU: examples/run_prefill.sh picks the CUDA backend when nvcc and a GPU are present.
+# The device image has no doctest CMake package (tests off) and maybe no zlib headers (carried in .carry/zlib).
+ZARGS="-DZYFA_BUILD_TESTS=OFF"
+if [ ! -f /usr/include/zlib.h ] && [ -f .carry/zlib/include/zlib.h ]; then
+  LIBZ=$(ldconfig -p | sed -n 's/.*libz\.so\.1 .*=> \(.*\)/\1/p' | head -1)
+  ZARGS+=" -DZLIB_INCLUDE_DIR=$PWD/.carry/zlib/include -DZLIB_LIBRARY=$LIBZ"
+fi
+ZYFA_CMAKE_ARGS="$ZARGS" ZYFA_BUILD_DIR=build-gpu/prefill ZYFA_OUT_DIR="$OUT/prefill" timeout 300 bash examples/run_prefill.sh \
+  > "$OUT/prefill.log" 2>&1
+echo "main job (run_prefill.sh) rc=$?"; grep -E "^backend|^SUMMARY|ratio" "$OUT/prefill.log"
+
 # Optional: Nsight Compute on one hd128 call (ZYFA_NCU=1), clocks left alone.
 if [ "${ZYFA_NCU:-0}" = 1 ]; then
   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude tests/gpu/profile_one.cu -o build-gpu/profile_one
@@ -57,6 +69,7 @@ for tool in memcheck racecheck; do
   tail -4 "$OUT/san.tmp"; rm -f "$OUT/san.tmp"
 done
 
+[ "$MODE" = check ] && exit 0
 # Benchmark (same process, same inputs: zyfa, SDPA flash, SDPA cuDNN).
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
 timeout 400 python3 bench/bench_h200.py --out "$OUT" $BQ ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"

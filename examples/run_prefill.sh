@@ -9,7 +9,7 @@
 # else the bundled synthetic sample data/sample/{q,k,v}.npy.gz. ZYFA_INPUT=sample forces the sample.
 # Backend: the GPU when include/zyfa/flash_attn.hpp exists, nvidia-smi sees a GPU and nvcc is found (CMake
 # -DZYFA_PREFILL_GPU=CUDA), else zyfa's host backend. ZYFA_PREFILL_GPU=OFF|CUDA|HIP overrides the choice.
-# Environment: ZYFA_BUILD_DIR (default build), ZYFA_OUT_DIR (default out/prefill), ZYFA_JOBS,
+# Environment: ZYFA_CMAKE_ARGS (extra CMake arguments), ZYFA_BUILD_DIR (default build), ZYFA_OUT_DIR (default out/prefill), ZYFA_JOBS,
 # ZYFA_ACTIVATIONS_DIR (default data/activations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,9 @@ if [ "$GPU" = auto ]; then
   fi
 fi
 cmake_args+=(-DZYFA_PREFILL_GPU="$GPU")
+# extra CMake arguments, e.g. ZYFA_CMAKE_ARGS="-DZYFA_BUILD_TESTS=OFF" where doctest is not installed
+read -r -a extra_cmake <<< "${ZYFA_CMAKE_ARGS:-}"
+cmake_args+=("${extra_cmake[@]}")
 echo "== configure + build zyfa_prefill (GPU path: $GPU) in $BUILD"
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" "${cmake_args[@]}" > "$BUILD/configure-prefill.log" 2>&1 || { cat "$BUILD/configure-prefill.log"; exit 1; }
