@@ -2,6 +2,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "dtype.hpp"
@@ -12,14 +13,16 @@ namespace zyfa {
 /// Options of `flash_attn_func` beyond the tensors (FlashAttention vocabulary).
 struct AttentionOptions {
   /// Multiplier of Q·Kᵀ before the softmax. Default (nullopt): 1/sqrt(head_dim_qk); for MLA this is the
-  /// QK head dim (192 for DeepSeek's 192/128), as in FlashAttention.
+  /// QK head dim (192 for DeepSeek's 192/128), as in FlashAttention. Must be finite and > 0, and
+  /// softmax_scale * log2(e) (the factor the kernels use, fp32) must be a finite normal fp32 number.
   std::optional<float> softmax_scale;
   /// Causal mask, bottom-right aligned as in FlashAttention >= 2.1: query i sees keys
   /// j <= i + seqlen_k - seqlen_q. With seqlen_q > seqlen_k the first seqlen_q - seqlen_k rows see no key:
   /// their output is exactly 0 and their LSE is -inf. Default false, as flash_attn_func.
   bool causal = false;
   /// FP8 only: per-tensor dequantization factors; the real value of an element is code_value * descale.
-  /// Must be finite and > 0. Ignored (must stay 1) for bf16 inputs.
+  /// Must be finite and >= FLT_MIN (not subnormal), and q_descale * k_descale * softmax_scale * log2(e)
+  /// (fp32) must be a finite normal fp32 number. Must stay 1 for bf16 inputs.
   float q_descale = 1.0f;
   float k_descale = 1.0f;
   float v_descale = 1.0f;
@@ -62,7 +65,19 @@ struct AttentionParams {
   /// Bottom-right causal offset: query row i sees key j iff j <= i + causal_offset().
   std::int64_t causal_offset() const { return seqlen_k - seqlen_q; }
   /// True if some element offset (or byte offset) of q/k/v/out/lse does not fit a signed 32-bit integer.
+  /// Computed without integer overflow for any field values.
   bool needs_64bit_offsets() const;
+  /// Thread blocks of a kernel that gives each block `block_m` (> 0) query rows of one (batch, head):
+  /// ceil(seqlen_q / block_m) * batch * num_heads, computed without integer overflow; saturates at
+  /// INT64_MAX (the plain int64 product of three sizes < 2^31 can wrap, even to 0). Launchers compare it with
+  /// their grid limit (kernels/launch.hpp: 2^31-1).
+  /// Returns 0 if block_m <= 0 or a size is <= 0.
+  std::int64_t query_blocks(std::int64_t block_m) const {
+    if (block_m <= 0 || seqlen_q <= 0 || batch <= 0 || num_heads <= 0) return 0;
+    const long double n = static_cast<long double>(seqlen_q / block_m + (seqlen_q % block_m != 0)) *
+                          static_cast<long double>(batch) * static_cast<long double>(num_heads);
+    return n >= 9.2e18L ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
+  }
 };
 
 }  // namespace zyfa

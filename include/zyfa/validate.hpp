@@ -6,6 +6,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -16,6 +17,19 @@
 namespace zyfa {
 
 namespace detail {
+
+/// Largest stride (in elements) make_params accepts for a dim with size > 1: 2^60, so that stride * element
+/// size and the offset sums below stay far from int64 overflow.
+inline constexpr std::int64_t kMaxStride = std::int64_t(1) << 60;
+/// log2(e) rounded to fp32 (the same constant as host/fp8_spec.hpp's kLog2e).
+inline constexpr float kLog2eF = 1.44269504088896340736f;
+
+/// A float formatted with %g ("1e-40", "3.40282e+38"; std::to_string would print 0.000000 for tiny values).
+inline std::string fmt_float(float x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(x));
+  return buf;
+}
 
 inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
   switch (d) {
@@ -30,6 +44,7 @@ inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
 inline std::int64_t max_offset(const std::int64_t* shape, const std::int64_t* stride, int rank) {
   long double acc = 0;
   for (int i = 0; i < rank; ++i) acc += static_cast<long double>(shape[i] - 1) * stride[i];
+  if (acc < 0) return 0;  // only for unvalidated params (validated strides of size > 1 dims are > 0)
   if (acc >= static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 8))
     return std::numeric_limits<std::int64_t>::max();
   return static_cast<std::int64_t>(acc);
@@ -65,6 +80,9 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
     if (t.stride[d] <= 0)
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] must be > 0, got " +
                              std::to_string(t.stride[d]));
+    if (t.stride[d] > kMaxStride)  // before stride * esize below, which could overflow int64
+      return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(t.stride[d]) +
+                             " elements, larger than 2^60");
     if ((t.stride[d] * esize) % 16 != 0)
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " +
                              std::to_string(t.stride[d]) + " elements; it must be a multiple of 16 bytes (" +
@@ -90,7 +108,57 @@ inline Status check_descale(const char* name, float value, bool fp8) {
     return Status::success();
   }
   if (!std::isfinite(value) || !(value > 0.0f))
-    return Status::invalid(std::string(name) + ": must be finite and > 0, got " + std::to_string(value));
+    return Status::invalid(std::string(name) + ": must be finite and > 0, got " + fmt_float(value));
+  if (value < std::numeric_limits<float>::min())
+    return Status::invalid(std::string(name) + ": " + fmt_float(value) +
+                           " is subnormal; it must be >= FLT_MIN (1.17549e-38)");
+  return Status::success();
+}
+
+/// True if the fp32 value is finite and normal (|x| >= FLT_MIN), i.e. usable as a scale factor.
+inline bool is_normal_finite(float x) { return std::isfinite(x) && std::fabs(x) >= std::numeric_limits<float>::min(); }
+
+/// Byte range [lo, hi) a validated tensor can touch: from its data pointer to one past its largest element
+/// (max_offset in elements times the element size). Dims of size 1 contribute nothing. hi saturates.
+struct ByteRange {
+  std::uintptr_t lo, hi;
+  bool overlaps(const ByteRange& o) const { return lo < o.hi && o.lo < hi; }
+};
+inline ByteRange byte_range(const void* data, std::int64_t max_elem_offset, int esize) {
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t len = (static_cast<std::uintptr_t>(max_elem_offset) + 1) * static_cast<std::uintptr_t>(esize);
+  const std::uintptr_t hi = lo + len < lo ? std::numeric_limits<std::uintptr_t>::max() : lo + len;
+  return {lo, hi};
+}
+inline ByteRange byte_range(const TensorRef& t) {
+  return byte_range(t.data, max_offset(t.shape, t.stride, 4), dtype_size(t.dtype));
+}
+
+/// Checks that no two distinct index tuples of `t` (validated by check_tensor) address the same element:
+/// with the dims of size > 1 sorted by stride, each stride must be >= the span ((shape-1)*stride summed, + 1)
+/// of all faster-varying dims. This is sufficient, and necessary for the usual (nested) layouts.
+inline Status check_no_self_overlap(const char* name, const TensorRef& t) {
+  int dims[4], nd = 0;
+  for (int d = 0; d < 4; ++d)
+    if (t.shape[d] > 1) dims[nd++] = d;
+  // order by stride, ties by dim index descending (the innermost dim first), so the message names the outer
+  // of two dims with equal strides (insertion sort of <= 4 entries)
+  auto before = [&](int a, int b) { return t.stride[a] != t.stride[b] ? t.stride[a] < t.stride[b] : a > b; };
+  for (int i = 1; i < nd; ++i)
+    for (int j = i; j > 0 && before(dims[j], dims[j - 1]); --j) {
+      const int tmp = dims[j];
+      dims[j] = dims[j - 1];
+      dims[j - 1] = tmp;
+    }
+  std::int64_t span = 1;  // elements covered by the faster dims; < 2^60 after check_tensor
+  for (int i = 0; i < nd; ++i) {
+    const int d = dims[i];
+    if (t.stride[d] < span)
+      return Status::invalid(std::string(name) + ": stride[" + std::to_string(d) + "] is " +
+                             std::to_string(t.stride[d]) + " elements, which makes elements overlap: it must be >= " +
+                             std::to_string(span) + " (the span of the faster-varying dims) for an output");
+    span += (t.shape[d] - 1) * t.stride[d];
+  }
   return Status::success();
 }
 
@@ -114,7 +182,8 @@ inline bool AttentionParams::needs_64bit_offsets() const {
                       v_head_stride, e) > lim ||
          extent_bytes(batch, seqlen_q, num_heads, head_dim_v, out_batch_stride, out_row_stride,
                       out_head_stride, eo) > lim ||
-         batch * num_heads * seqlen_q * 4 > lim;
+         // lse bytes, in long double: the int64 product of three sizes < 2^31 (times 4) could overflow
+         static_cast<long double>(batch) * num_heads * seqlen_q * 4 > lim;
 }
 
 /// Validates q/k/v/out/softmax_lse/options and fills `*params`. Shapes (BSHD, see AttentionParams):
@@ -123,10 +192,18 @@ inline bool AttentionParams::needs_64bit_offsets() const {
 /// softmax_lse: nullptr or fp32 [b, num_heads, seqlen_q] contiguous, 4-byte aligned.
 /// Errors (StatusCode::invalid_argument, message names the argument): null or misaligned pointer
 /// (16 bytes for tensors), non-positive size, size > 2^31-1, stride[3] != 1, a stride (of a dim with size > 1)
-/// that is non-positive or not a multiple of 16 bytes, head_dim not a multiple of 16 bytes, shape mismatch
-/// between tensors, num_heads not a multiple of num_heads_k, q/k/v dtypes differ, FP8 given as e4m3fnuz
-/// (e4m3fn required), out not bf16, softmax_scale not finite or <= 0, descale not finite or <= 0 (FP8) or != 1
-/// (bf16). `params` is left untouched on error.
+/// that is non-positive, > 2^60 or not a multiple of 16 bytes, strides addressing more than 2^60 elements,
+/// head_dim not a multiple of 16 bytes, shape mismatch between tensors, num_heads not a multiple of
+/// num_heads_k, q/k/v dtypes differ, FP8 given as e4m3fnuz (e4m3fn required), out not bf16;
+/// aliasing: out's strides make two of its elements overlap ("out: stride[2] is 8 elements, which makes
+/// elements overlap ..."; rule: with the size > 1 dims sorted by stride, each stride >= the span of the
+/// faster dims), out's byte range intersects q's, k's or v's ("out: overlaps q"), softmax_lse's byte range
+/// intersects out's, q's, k's or v's ("softmax_lse: overlaps out"); byte ranges are [data, one past the last
+/// element), a conservative test (q, k and v may alias each other);
+/// softmax_scale not finite or <= 0, or softmax_scale * log2(e) not a finite normal fp32 number
+/// ("softmax_scale: ..."); descale not finite, <= 0 or subnormal (< FLT_MIN) (FP8) or != 1 (bf16);
+/// FP8: q_descale * k_descale * softmax_scale * log2(e) (fp32) not finite or not normal
+/// ("q_descale/k_descale: ..."). `params` is left untouched on error.
 inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRef& v,
                           const TensorRef& out, float* softmax_lse, const AttentionOptions& opt,
                           AttentionParams* params) {
@@ -169,14 +246,46 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   if (softmax_lse != nullptr && reinterpret_cast<std::uintptr_t>(softmax_lse) % 4 != 0)
     return Status::invalid("softmax_lse: pointer must be 4-byte aligned (fp32)");
 
+  // aliasing: out must not overlap itself or the inputs; softmax_lse must not overlap out or the inputs.
+  // Conservative: whole byte ranges [first byte, one past the last element) are compared, so an out
+  // interleaved with q/k/v in one packed buffer is rejected even if no element is shared.
+  if (Status s = detail::check_no_self_overlap("out", out); !s) return s;
+  const detail::ByteRange rq = detail::byte_range(q), rk = detail::byte_range(k), rv = detail::byte_range(v),
+                          ro = detail::byte_range(out);
+  if (ro.overlaps(rq)) return Status::invalid("out: overlaps q (their byte ranges intersect); out must not alias an input");
+  if (ro.overlaps(rk)) return Status::invalid("out: overlaps k (their byte ranges intersect); out must not alias an input");
+  if (ro.overlaps(rv)) return Status::invalid("out: overlaps v (their byte ranges intersect); out must not alias an input");
+  if (softmax_lse != nullptr) {
+    // b * h * sq <= out's element count < 2^60 (out does not overlap itself), so this does not overflow
+    const detail::ByteRange rl = detail::byte_range(softmax_lse, b * h * sq - 1, 4);
+    if (rl.overlaps(ro)) return Status::invalid("softmax_lse: overlaps out (their byte ranges intersect)");
+    if (rl.overlaps(rq)) return Status::invalid("softmax_lse: overlaps q (their byte ranges intersect)");
+    if (rl.overlaps(rk)) return Status::invalid("softmax_lse: overlaps k (their byte ranges intersect)");
+    if (rl.overlaps(rv)) return Status::invalid("softmax_lse: overlaps v (their byte ranges intersect)");
+  }
+
   const float scale = opt.softmax_scale ? *opt.softmax_scale
                                         : static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk)));
   if (!std::isfinite(scale) || !(scale > 0.0f))
-    return Status::invalid("softmax_scale: must be finite and > 0, got " + std::to_string(scale));
+    return Status::invalid("softmax_scale: must be finite and > 0, got " + detail::fmt_float(scale));
+  // The kernels and the host paths exponentiate in the log2 domain with softmax_scale * log2(e) (times
+  // q_descale * k_descale for FP8) as one fp32 factor: it must be a finite, normal fp32 number.
+  const float scale_log2 = scale * detail::kLog2eF;
+  if (!detail::is_normal_finite(scale_log2))
+    return Status::invalid("softmax_scale: " + detail::fmt_float(scale) + " * log2(e) = " +
+                           detail::fmt_float(scale_log2) + " is not a finite, normal fp32 number");
   const bool fp8 = is_fp8(q.dtype);
   if (Status s = detail::check_descale("q_descale", opt.q_descale, fp8); !s) return s;
   if (Status s = detail::check_descale("k_descale", opt.k_descale, fp8); !s) return s;
   if (Status s = detail::check_descale("v_descale", opt.v_descale, fp8); !s) return s;
+  if (fp8) {
+    const float c = ((opt.q_descale * opt.k_descale) * scale) * detail::kLog2eF;  // as host/fp8_spec.hpp STEP 1
+    if (!detail::is_normal_finite(c))
+      return Status::invalid("q_descale/k_descale: q_descale * k_descale * softmax_scale * log2(e) = " +
+                             detail::fmt_float(opt.q_descale) + " * " + detail::fmt_float(opt.k_descale) + " * " +
+                             detail::fmt_float(scale) + " * 1.4427 = " + detail::fmt_float(c) +
+                             " is not a finite, normal fp32 number");
+  }
 
   AttentionParams p;
   p.q = q.data;

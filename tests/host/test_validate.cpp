@@ -1,6 +1,7 @@
 // Validation: every precondition failure names its argument.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -164,7 +165,7 @@ TEST_CASE("make_params error: a bad head_dim of a contiguous tensor is reported 
 
 TEST_CASE("make_params error: strides addressing more than 2^60 elements") {
   Case c;
-  c.q.stride[0] = std::int64_t(1) << 61;
+  c.q.stride[0] = std::int64_t(1) << 60;  // the largest stride accepted; with batch 2 the offsets pass 2^60
   c.expect_error("q: shape and strides address more than 2^60 elements");
 }
 
@@ -272,7 +273,188 @@ TEST_CASE("make_params error: descale other than 1 for bf16 inputs") {
 TEST_CASE("needs_64bit_offsets: true once a byte offset passes 2^31-1") {
   Case c;
   zyfa::AttentionParams p;
-  c.k.stride[0] = std::int64_t(1) << 30;  // batch 1 of k starts 2 GiB (bf16) in
+  c.o.stride[0] = std::int64_t(1) << 30;  // batch 1 of out starts 2 GiB (bf16) in (out is the last buffer: no overlap)
   REQUIRE(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
   CHECK(p.needs_64bit_offsets());
+}
+
+// ---- scale factors: the fp32 product the kernels use must be finite and normal ----
+
+TEST_CASE("make_params error: softmax_scale whose fp32 product with log2(e) is not finite or is subnormal") {
+  for (float bad : {2.4e38f, 3e38f, 1e-45f, 1e-39f}) {  // 2.4e38 * 1.4427 overflows fp32; 1e-39 is subnormal
+    CAPTURE(bad);
+    Case c;
+    c.opt.softmax_scale = bad;
+    c.expect_error("softmax_scale: ");
+  }
+  for (float ok : {2e38f, 1e-37f}) {  // products 2.9e38 and 1.4e-37: finite and normal
+    Case c;
+    c.opt.softmax_scale = ok;
+    zyfa::AttentionParams p;
+    const zyfa::Status s = zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p);
+    CHECK_MESSAGE(s.ok(), s.message);
+  }
+}
+
+TEST_CASE("make_params error: FP8 q_descale * k_descale * softmax_scale * log2(e) not finite or not normal") {
+  struct Bad {
+    float qd, kd;
+  };
+  for (Bad b : {Bad{1e30f, 1e30f}, Bad{3e38f, 2.0f}, Bad{1e-20f, 1e-20f}, Bad{1e-30f, 1e-10f}}) {
+    CAPTURE(b.qd);
+    CAPTURE(b.kd);
+    Case c;
+    c.fp8();
+    c.opt.q_descale = b.qd;
+    c.opt.k_descale = b.kd;
+    c.expect_error("q_descale/k_descale: ");
+  }
+  // large but representable: accepted, and the host FP8 path gives finite output
+  Case c;
+  c.fp8();
+  c.opt.q_descale = 1e18f, c.opt.k_descale = 1e18f;
+  zyfa::AttentionParams p;
+  CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+}
+
+TEST_CASE("make_params error: subnormal FP8 descale; messages print tiny values with %g") {
+  const char* names[3] = {"q_descale", "k_descale", "v_descale"};
+  for (int w = 0; w < 3; ++w) {
+    Case c;
+    c.fp8();
+    float* d[3] = {&c.opt.q_descale, &c.opt.k_descale, &c.opt.v_descale};
+    *d[w] = std::ldexp(1.0f, -130);  // subnormal (FLT_MIN = 2^-126)
+    c.expect_error(std::string(names[w]) + ": 7.34684e-40 is subnormal");
+  }
+  Case c;
+  c.opt.softmax_scale = -1e-20f;
+  c.expect_error("softmax_scale: must be finite and > 0, got -1e-20");
+}
+
+// ---- aliasing ----
+
+TEST_CASE("make_params error: out strides that make its elements overlap") {
+  {
+    Case c;  // out [2, 4, 4, 64]: head stride 32 < head_dim 64
+    c.o.stride[2] = 32;
+    c.expect_error("out: stride[2] is 32 elements, which makes elements overlap");
+  }
+  {
+    Case c;  // row stride = head stride: rows and heads collide
+    c.o.stride[1] = 64;
+    c.expect_error("out: stride[1] is 64 elements, which makes elements overlap");
+  }
+  {
+    Case c;  // batch stride smaller than the span of one batch (4 * 256 = 1024 elements)
+    c.o.stride[0] = 512;
+    c.expect_error("out: stride[0] is 512 elements, which makes elements overlap");
+  }
+  {
+    // head_dim 16 with head stride 8 (a multiple of 16 bytes): every element but the first 8 is written twice
+    alignas(64) static std::uint16_t q[4 * 2 * 16], k[4 * 2 * 16], v[4 * 2 * 16], o[4 * 2 * 16];
+    auto tq = TensorRef::contiguous(q, DType::bf16, 1, 4, 2, 16), tk = TensorRef::contiguous(k, DType::bf16, 1, 4, 2, 16),
+         tv = TensorRef::contiguous(v, DType::bf16, 1, 4, 2, 16), to = TensorRef::contiguous(o, DType::bf16, 1, 4, 2, 16);
+    to.stride[2] = 8;
+    zyfa::AttentionParams p;
+    const zyfa::Status s = zyfa::make_params(tq, tk, tv, to, nullptr, {}, &p);
+    CHECK(s.code == zyfa::StatusCode::invalid_argument);
+    CHECK_MESSAGE(s.message.rfind("out: stride[2] is 8 elements, which makes elements overlap", 0) == 0, s.message);
+  }
+  {
+    // allowed: transposed (BHSD) and padded layouts, and any stride of a size-1 dim
+    Case c;
+    c.o.stride[2] = 4 * 64, c.o.stride[1] = 64, c.o.stride[0] = 4 * 4 * 64;  // [b, h, s, d] in memory
+    zyfa::AttentionParams p;
+    CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+  }
+  {
+    Case c;
+    c.o.shape[0] = c.q.shape[0] = c.k.shape[0] = c.v.shape[0] = 1;
+    c.o.stride[0] = 8;  // size-1 dim: never used
+    zyfa::AttentionParams p;
+    const zyfa::Status s = zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p);
+    CHECK_MESSAGE(s.ok(), s.message);
+  }
+}
+
+TEST_CASE("make_params error: out overlapping q, k or v") {
+  for (int w = 0; w < 3; ++w) {
+    Case c;
+    c.o.data = c.tensor(w).data;  // out written in place of an input (same size for q; larger than k/v)
+    c.expect_error(std::string("out: overlaps ") + kNames[w]);
+  }
+  {
+    Case c;  // partial overlap: out starts in the last 16 bytes of q
+    c.o.data = reinterpret_cast<char*>(c.buf->q) + sizeof(c.buf->q) - 16;
+    c.expect_error("out: overlaps q");
+  }
+  {
+    Case c;  // out ending exactly where q starts: adjacent, no overlap
+    alignas(64) static std::uint16_t both[2 * 4 * 4 * 64 * 2];
+    c.o.data = both;
+    c.q.data = both + 2 * 4 * 4 * 64;
+    zyfa::AttentionParams p;
+    CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+  }
+  {
+    Case c;  // q, k and v may alias each other (self-attention on one buffer)
+    c.k.data = c.v.data;
+    zyfa::AttentionParams p;
+    CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, nullptr, c.opt, &p).ok());
+  }
+}
+
+TEST_CASE("make_params error: softmax_lse overlapping out, q, k or v") {
+  for (int w = 0; w < 4; ++w) {
+    Case c;
+    c.lse = static_cast<float*>(c.tensor(w).data) + 4;  // inside the tensor
+    c.expect_error(std::string("softmax_lse: overlaps ") + kNames[w]);
+  }
+  {
+    // lse [2, 4, 4] = 32 floats = 128 bytes ending exactly at q: no overlap; one float later: overlap
+    alignas(64) static std::uint16_t buf[64 + 2 * 4 * 4 * 64];
+    Case c;
+    c.q.data = buf + 64;
+    c.lse = reinterpret_cast<float*>(buf + 64) - 32;
+    zyfa::AttentionParams p;
+    CHECK(zyfa::make_params(c.q, c.k, c.v, c.o, c.lse, c.opt, &p).ok());
+    c.lse += 1;
+    c.expect_error("softmax_lse: overlaps q");
+  }
+}
+
+// ---- integer overflow ----
+
+TEST_CASE("make_params error: a stride above 2^60 is rejected before stride * element size can overflow") {
+  for (int d = 0; d < 3; ++d) {
+    Case c;
+    c.q.stride[d] = std::int64_t(1) << 62;  // * 2 bytes would be 2^63: signed overflow
+    c.expect_error("q: stride[" + std::to_string(d) + "] is 4611686018427387904 elements, larger than 2^60");
+  }
+}
+
+TEST_CASE("needs_64bit_offsets: batch * num_heads * seqlen_q * 4 does not wrap") {
+  zyfa::AttentionParams p;  // not from make_params: only the sizes matter here (strides 0 keep the tensors tiny)
+  p.batch = std::int64_t(1) << 30, p.num_heads = std::int64_t(1) << 30, p.seqlen_q = 4;  // lse: 2^64 bytes
+  p.num_heads_k = 1, p.seqlen_k = 1, p.head_dim_qk = p.head_dim_v = 16;
+  CHECK(p.needs_64bit_offsets());
+  p.batch = 1, p.num_heads = 1;
+  CHECK_FALSE(p.needs_64bit_offsets());
+}
+
+TEST_CASE("query_blocks: the launch grid size does not wrap (kernels/launch.hpp rejects > 2^31-1)") {
+  zyfa::AttentionParams p;
+  p.seqlen_q = std::numeric_limits<std::int32_t>::max(), p.batch = std::int64_t(1) << 20,
+  p.num_heads = std::int64_t(1) << 20;
+  // ceil((2^31-1) / 128) = 2^24; 2^24 * 2^20 * 2^20 = 2^64: the plain int64 product wraps to 0
+  CHECK(p.query_blocks(128) > std::numeric_limits<std::int32_t>::max());
+  CHECK(p.query_blocks(128) == std::numeric_limits<std::int64_t>::max());
+  p.batch = 3, p.num_heads = 5, p.seqlen_q = 129;
+  CHECK(p.query_blocks(128) == 2 * 3 * 5);
+  CHECK(p.query_blocks(64) == 3 * 3 * 5);
+  p.seqlen_q = 128;
+  CHECK(p.query_blocks(128) == 15);
+  CHECK(p.query_blocks(0) == 0);
+  p.batch = 1, p.num_heads = 1 << 16, p.seqlen_q = std::int64_t(1) << 30;  // 2^23 * 2^16 = 2^39 blocks
+  CHECK(p.query_blocks(128) == std::int64_t(1) << 39);
 }

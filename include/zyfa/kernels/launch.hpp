@@ -30,11 +30,12 @@ Status launch(const AttentionParams& params, rt::stream_t stream) {
   if (params.head_dim_v != Config::kDV)
     return Status::unsupported("head_dim_v: " + std::to_string(params.head_dim_v) + " given to a kernel built for " +
                                std::to_string(Config::kDV));
-  const std::int64_t m_blocks = (params.seqlen_q + Config::kBlockM - 1) / Config::kBlockM;
-  const std::int64_t blocks = m_blocks * params.batch * params.num_heads;
+  const std::int64_t blocks = params.query_blocks(Config::kBlockM);  // overflow-free (saturating)
   if (blocks > std::numeric_limits<std::int32_t>::max())
-    return Status::unsupported("q: batch * num_heads * ceil(seqlen_q / " + std::to_string(Config::kBlockM) +
-                               ") = " + std::to_string(blocks) + " blocks exceeds the grid limit 2^31-1");
+    return Status::unsupported("q: batch (" + std::to_string(params.batch) + ") * num_heads (" +
+                               std::to_string(params.num_heads) + ") * ceil(seqlen_q (" +
+                               std::to_string(params.seqlen_q) + ") / " + std::to_string(Config::kBlockM) +
+                               ") blocks exceeds the grid limit 2^31-1");
   const kernels::FwdArgs args = kernels::make_fwd_args(params, Config::kBlockM);
   auto kernel = kernels::fwd_kernel<Config>;
   // Opt into > 48 KiB of dynamic shared memory once per configuration (thread-safe static initialization).
