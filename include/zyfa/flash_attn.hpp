@@ -27,9 +27,12 @@ namespace zyfa {
 /// element strides, device memory, bf16). softmax_lse: nullptr or device fp32 [batch, num_heads, seqlen_q],
 /// natural log. Causal is bottom-right aligned; rows that see no key give out = 0 and lse = -inf.
 /// GQA/MQA: num_heads % num_heads_k == 0. Asynchronous on `stream`; uses no workspace.
-/// Errors (returned, never thrown): everything make_params rejects (invalid_argument naming the argument);
+/// Errors (returned, never thrown): everything make_params rejects (invalid_argument naming the argument,
+/// including out overlapping q/k/v or itself and softmax_lse overlapping out/q/k/v);
 /// StatusCode::unsupported for FP8 inputs (not yet in this build), a head-dim pair that is not built in, or a
 /// grid over 2^31-1 blocks; StatusCode::runtime_error when the launch fails.
+/// NaN, not an error: finite bf16 inputs whose logits overflow fp32 (|q.k * softmax_scale| > ~3e38) give
+/// NaN rows (out and lse), as every fp32-accumulating attention kernel does; NaN inputs give NaN rows.
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                               float* softmax_lse, const AttentionOptions& opt, rt::stream_t stream) {
   AttentionParams p;

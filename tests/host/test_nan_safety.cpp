@@ -134,3 +134,34 @@ TEST_CASE("bf16 host path: finite inputs whose logits overflow fp32 give NaN row
   for (std::uint16_t o : pr.out) CHECK(std::isnan(zyfa::bf16_to_float(o)));
   for (float l : pr.lse) CHECK(std::isnan(l));
 }
+
+TEST_CASE("NaN in v makes its output column NaN for the rows that see its key (FP8 recipes and bf16 path)") {
+  Shape s;
+  s.seqlen_q = s.seqlen_k = 80, s.num_heads = s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 16;
+  s.causal = true;
+  const std::int64_t key = 65, col = 7;
+  Problem pr(s, DType::e4m3fn, gaussian(931), gaussian(932), gaussian(933));
+  pr.v8[static_cast<std::size_t>(key * 16 + col)] = 0xFF;
+  for (Fp8Recipe rc : kRecipes) {
+    CAPTURE(zyfa::host::recipe_name(rc));
+    zyfa::host::Fp8Output o;
+    REQUIRE(zyfa::host::fp8_attention(pr.params, rc, &o).ok());
+    for (std::int64_t i : {0, 64, 65, 79})
+      for (std::int64_t e = 0; e < 16; ++e) {
+        CAPTURE(i);
+        CAPTURE(e);
+        CHECK(std::isnan(o.out_f32[static_cast<std::size_t>(i * 16 + e)]) == (i >= key && e == col));
+      }
+  }
+  Problem pb(s, DType::bf16, gaussian(931), gaussian(932), gaussian(933));
+  pb.v16[static_cast<std::size_t>(key * 16 + col)] = 0x7FC0;  // bf16 NaN
+  pb.q16[static_cast<std::size_t>(3 * 16 + 2)] = 0xFFC0;      // and a NaN in query row 3
+  REQUIRE(zyfa::host::flash_attn_func(pb.tq(), pb.tk(), pb.tv(), pb.tout(), pb.lse.data(), pb.options).ok());
+  for (std::int64_t i : {0, 3, 64, 65, 79}) {
+    CAPTURE(i);
+    for (std::int64_t e = 0; e < 16; ++e)
+      CHECK(std::isnan(zyfa::bf16_to_float(pb.out[static_cast<std::size_t>(i * 16 + e)])) ==
+            (i == 3 || (i >= key && e == col)));
+    CHECK(std::isnan(pb.lse[static_cast<std::size_t>(i)]) == (i == 3));
+  }
+}

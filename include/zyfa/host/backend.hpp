@@ -57,8 +57,12 @@ inline Status run_attention(const AttentionParams& p) {
 /// q [b, seqlen_q, num_heads, head_dim_qk], k [b, seqlen_k, num_heads_k, head_dim_qk],
 /// v [b, seqlen_k, num_heads_k, head_dim_v], out [b, seqlen_q, num_heads, head_dim_v] bf16,
 /// softmax_lse nullptr or fp32 [b, num_heads, seqlen_q] (natural log). q/k/v bf16, or e4m3fn with the
-/// descales of `options`. Errors: everything make_params rejects (invalid_argument naming the argument),
-/// then run_attention's. Runs synchronously on the calling thread.
+/// descales of `options`. Errors: everything make_params rejects (invalid_argument naming the argument:
+/// including out overlapping itself or q/k/v, softmax_lse overlapping out/q/k/v, and scale factors whose fp32
+/// product is not finite and normal), then run_attention's. Runs synchronously on the calling thread.
+/// NaN, not an error: a NaN input element (bf16 NaN, e4m3fn code 0x7F/0xFF) makes the rows it reaches NaN
+/// (out and lse); so do finite inputs whose logits overflow fp32 (|q.k * softmax_scale| > ~3e38, with the
+/// descales for FP8), as in every fp32-accumulating attention kernel.
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                               float* softmax_lse, const AttentionOptions& options) {
   AttentionParams p;

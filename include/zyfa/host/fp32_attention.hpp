@@ -7,6 +7,10 @@
 //   m   = max_j t_j  (exact row max, two passes);  p_j = exp2f(t_j - m);  l = sum_j p_j (key order)
 //   acc[e] = sum_j p_j * v_j[e] (key order);  out[e] = (acc[e] / l) * v_descale;  lse = (m + log2f(l)) * ln 2
 // A row that sees no key gives out = 0 and lse = -inf.
+// Overflow: finite bf16 inputs whose logits overflow fp32 (|q.k * softmax_scale * log2(e)| > ~3.4e38) give
+// t_j = +-inf. A +inf logit (or a row whose logits are all -inf) makes t_j - m = inf - inf = NaN, so that
+// row's out and lse are NaN, as in every attention kernel that computes Q.K^T in fp32 (FlashAttention's
+// too); a -inf next to finite logits gets weight 0. A NaN input gives NaN rows likewise.
 #pragma once
 #include <algorithm>
 #include <cmath>
