@@ -3,7 +3,6 @@
 #   bash bench/run_h200.sh [full|quick|check]   (outputs under $OUT, default /tmp/zyfa_out)
 #   check: everything but the benchmark (GPU tests, sanitizers, custom head dim, the main job on the GPU)
 # Needs: nvcc 13 (sm_90a), python3 with torch (CUDA), compute-sanitizer; .carry/ made by bench/prepare_carry.sh (doctest.h, zlib headers)
-# (carried from this machine's /usr/include/doctest, doctest-dev 2.4.9).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
