@@ -6,6 +6,8 @@
 //   ZYFA_PLATFORM_HOST  plain C++ compiler: only the host executable specification is available
 // Every other zyfa header includes this one and never re-derives the vendor.
 // ZYFA_DEVICE_PASS is 1 while a device compilation pass is running (kernels' bodies see it).
+// ZYFA_HOST_DEVICE / ZYFA_DEVICE / ZYFA_GLOBAL expand to __host__ __device__ / __device__ / __global__ on the
+// GPU platforms and to nothing on ZYFA_PLATFORM_HOST, so numeric/ helpers compile in plain C++ too.
 #pragma once
 
 #if defined(__HIP_PLATFORM_AMD__) || (defined(__HIP__) && !defined(__CUDACC__))
