@@ -38,6 +38,11 @@ __device__ __forceinline__ float swap_halves(float x, int lane) {
   return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((lane ^ 32) << 2, __builtin_bit_cast(int, x)));
 }
 
+/// The wave tile (matrix-op traits) fwd_kernel uses on AMD: the same static interface as sm90::WarpTile
+/// (kernels/fwd_kernel.hpp calls row_of/col_of/qk/pv/...). BlockM query rows and BlockN keys per block, head
+/// dims DQK (q/k) and DV (v) in elements, Warps wave64s, Mfma one 32x32 k16 bf16 step (arch/gfx950.hpp,
+/// arch/gfx942.hpp). Per lane: one query row (kRowsPerThread = 1), kSCols = BlockN/2 scores and
+/// kOCols = DV/2 output values, indexed as in the file comment (col_of maps element i to its key / dv index).
 template <int BlockM, int BlockN, int DQK, int DV, int Warps, class Mfma>
 struct WaveTile32 {
   static constexpr int kWarpThreads = 64;
@@ -58,20 +63,25 @@ struct WaveTile32 {
   using KLayout = kernels::SwizzledTile<BlockN, DQK>;
   using VLayout = kernels::SwizzledTile<BlockN, DV>;
 
+  /// Query row (within the block) of this lane's accumulators.
   __device__ static int row_of(int warp, int lane, int) { return warp * 32 + lane % 32; }
+  /// Key (within the key tile) of S element i; also the dv index of O element i.
   __device__ static int col_of(int lane, int i) {
     return (i / 16) * 32 + 8 * ((i % 16) / 4) + 4 * (lane / 32) + (i % 4);
   }
+  /// True for the one lane per query row that writes softmax_lse (lanes l and l + 32 share a row).
   __device__ static bool is_row_leader(int lane) { return lane < 32; }
 
+  /// Max / sum over the two lanes (l, l ^ 32) that hold parts of one query row.
   __device__ static float row_max(float x) { return kernels::fmax_(x, swap_halves(x, lane_id())); }
   __device__ static float row_sum(float x) { return x + swap_halves(x, lane_id()); }
+  /// 2^x (v_exp_f32; base 2: the scores are already in the log2 domain).
   __device__ static float exp2(float x) { return zyfa::dev::exp2f_fast(x); }
   /// True if `pred` holds in any lane of the wave (s_ballot; wave-uniform result).
   __device__ static bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
 
-  /// Loads this wave's Q rows into VGPRs. `gq` points to row 0 of the block's Q tile; rows >= rows_valid
-  /// read as zero.
+  /// Loads this wave's Q rows into VGPRs. `gq` points to row 0 of the block's Q tile (bf16 bits, 16-byte
+  /// aligned rows), `row_stride` in elements; rows >= rows_valid read as zero.
   __device__ static void load_q(QFrag& f, const std::uint16_t* gq, std::int64_t row_stride, int rows_valid,
                                 int warp, int lane) {
     const int row = row_of(warp, lane, 0);
@@ -84,7 +94,8 @@ struct WaveTile32 {
     }
   }
 
-  /// s = (K.Q^T) for the BlockN keys in `sk` and this wave's 32 queries.
+  /// s = (K.Q^T) for the BlockN keys in `sk` (KLayout, LDS) and this wave's 32 queries: raw fp32 scores,
+  /// softmax_scale not applied. The `sq` and `warp` arguments are unused (Q is in `f`).
   __device__ static void qk(float (&s)[1][kSCols], const QFrag& f, const std::uint16_t*, const std::uint16_t* sk,
                             int, int lane) {
 #pragma unroll

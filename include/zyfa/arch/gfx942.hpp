@@ -1,7 +1,7 @@
 // zyfa/arch/gfx942.hpp -- AMD CDNA3 (gfx942, MI300X) BF16 matrix op: two v_mfma_f32_32x32x8_bf16 (_1k)
 // per k16 step, so the wave tile is the same as gfx950's.
 //
-// 32x32x8 layouts (gfx950-facts.md section 1.2, general rule with E = K/2 = 4): A lane l holds row l%32,
+// 32x32x8 layouts (docs/design/gfx950-facts.md section 1.2, general rule with E = K/2 = 4): A lane l holds row l%32,
 // k = 4*(l/32) + 0..3; B lane l holds column l%32, the same k; C/D as 32x32x16. The k16 step's 8 elements
 // per lane (k index 8*(l/32) + j of gfx950's layout) are fed as elements 0..3 to the first instruction and
 // 4..7 to the second: A's and B's element j of lane half h always meet in the same instruction, so each
@@ -14,6 +14,9 @@
 
 namespace zyfa::arch::gfx942 {
 
+/// One k16 step of a 32x32 bf16 tile product on gfx942, same interface and lane operands as
+/// gfx950::MfmaBf16_32x32x16 (A [32 x 16] bf16, B [16 x 32] bf16, c [32 x 32] fp32), as two
+/// v_mfma_f32_32x32x8_bf16 (split as in the file comment). Only the gfx942 device pass executes it.
 struct MfmaBf16_32x32x8x2 {
   static constexpr const char* kName = "2 x v_mfma_f32_32x32x8_bf16";
   __device__ static cdna::f32x16 mma(cdna::bf16x8 a, cdna::bf16x8 b, cdna::f32x16 c) {

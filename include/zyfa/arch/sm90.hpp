@@ -139,6 +139,7 @@ struct WarpTile {
   /// True for the one lane per row that writes softmax_lse.
   __device__ static bool is_row_leader(int lane) { return lane % 4 == 0; }
 
+  /// Max / sum over the 4 lanes (same g = lane/4) that hold parts of one query row.
   __device__ static float row_max(float x) {
     x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
     return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
@@ -147,6 +148,7 @@ struct WarpTile {
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
   }
+  /// 2^x (ex2.approx.ftz; base 2: the scores are already in the log2 domain).
   __device__ static float exp2(float x) { return sm90::exp2(x); }
   /// True if `pred` holds in any lane of the warp.
   __device__ static bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
@@ -154,7 +156,8 @@ struct WarpTile {
   /// Q comes from shared memory; nothing to preload.
   __device__ static void load_q(QFrag&, const std::uint16_t*, std::int64_t, int, int, int) {}
 
-  /// s = Q.K^T for this warp's rows and the BlockN keys of the tile in `sk`.
+  /// s = Q.K^T for this warp's rows of the Q tile in `sq` and the BlockN keys of the tile in `sk` (both
+  /// SwizzledTile layouts in shared memory): raw fp32 scores, softmax_scale not applied.
   __device__ static void qk(float (&s)[kRowsPerThread][kSCols], const QFrag&, const std::uint16_t* sq,
                             const std::uint16_t* sk, int warp, int lane) {
 #pragma unroll
@@ -223,6 +226,7 @@ struct WarpTile {
     asm volatile("mov.b32 %0, %1;\n" : "=r"(y) : "r"(x));
     return y;
   }
+  /// 16-byte global -> shared copy (cp.async; zeros when !valid), group commit, wait for all groups.
   __device__ static void copy16(void* dst, const void* src, bool valid) { copy16_async(dst, src, valid); }
   __device__ static void commit() { copy_commit(); }
   __device__ static void wait_all() { copy_wait_all(); }
