@@ -5,6 +5,8 @@
 #include "../platform/platform.hpp"
 
 namespace zyfa::kernels {
+// fmax_(a, b): IEEE maxNum (a NaN operand is ignored; v_max_f32 / fmaxf). fma_(a, b, c): a*b + c with one
+// rounding (v_fma_f32 / fmaf). imin_(a, b): the smaller int.
 #if ZYFA_PLATFORM_HIP
 __device__ __forceinline__ float fmax_(float a, float b) { return __builtin_fmaxf(a, b); }
 __device__ __forceinline__ float fma_(float a, float b, float c) { return __builtin_fmaf(a, b, c); }

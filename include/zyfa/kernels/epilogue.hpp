@@ -1,7 +1,10 @@
 // zyfa/kernels/epilogue.hpp -- normalizes the O accumulator, writes out (bf16) and softmax_lse (fp32).
 //
-// out[row] = O[row] / l[row]; softmax_lse[row] = ln(sum_j exp(scale * s_j)) = (m * scale_log2 + log2(l)) * ln 2.
+// out[row] = O[row] / l[row]; softmax_lse[row] = ln(sum_j exp(scale * s_j)) = (m * scale_log2 + log2(l)) * ln 2
+// (natural log; m is the raw-score row max, scale_log2 = softmax_scale * log2(e), see online_softmax.hpp).
 // A row that saw no key (l == 0) gets out = 0 exactly and lse = -inf (AttentionOptions::causal).
+// A row whose l is NaN (NaN input or fp32 logit overflow) also fails `l > 0`: its lse is written as -inf,
+// not NaN, and its out is o * 0 (NaN where o is NaN) rounded by bf16_bits_rne (see there). Not tested on a GPU.
 #pragma once
 #include <cstdint>
 
@@ -11,14 +14,18 @@
 
 namespace zyfa::kernels {
 
-/// float -> bf16 bit pattern, round to nearest even (NaN is not expected here: inputs are finite).
+/// float -> bf16 bit pattern, round to nearest even, for finite and infinite x. NaN is NOT special-cased:
+/// a NaN whose low 16 bits round up carries into the exponent/sign (e.g. 0x7FFFFFFF, CUDA's canonical NaN,
+/// gives 0x8000 = -0; 0x7F800001 gives +inf); 0x7FC00000 stays NaN (0x7FC0).
+/// numeric/bf16.hpp's float_to_bf16 is the NaN-safe host version.
 __device__ __forceinline__ std::uint32_t bf16_bits_rne(float x) {
   const std::uint32_t u = __builtin_bit_cast(std::uint32_t, x);
   return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
-/// Writes this thread's rows. `o_tile` points to out row 0 of the block (batch/head applied), `lse_tile`
-/// to softmax_lse of row 0 of the block (nullptr: not written). Rows >= rows_valid are skipped.
+/// Writes this thread's rows. `o_tile` points to out row 0 of the block (batch/head applied; bf16 bits,
+/// `o_row_stride` in elements), `lse_tile` to softmax_lse of row 0 of the block (fp32, natural log; nullptr:
+/// not written). Rows >= rows_valid are skipped. `scale_log2` = softmax_scale * log2(e).
 template <class Tile, int Rows, int OC, bool Skip>
 __device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Rows, Skip>& sm, std::uint16_t* o_tile,
                              std::int64_t o_row_stride, float* lse_tile, int rows_valid, float scale_log2,

@@ -26,7 +26,8 @@ struct FwdArgs {
   float scale_log2;  ///< softmax_scale * log2(e): scores are exponentiated with exp2 in the log2 domain
 };
 
-/// Fills FwdArgs from validated params. Sizes fit int (make_params rejects sizes > 2^31-1).
+/// Fills FwdArgs from validated params; `block_m` = query rows per block (Config::kBlockM). Sizes fit int
+/// (make_params rejects sizes > 2^31-1). No error return: the caller (bf16::launch) checks dtype and grid.
 inline FwdArgs make_fwd_args(const AttentionParams& p, int block_m) {
   FwdArgs a{};
   a.q = static_cast<const std::uint16_t*>(p.q);

@@ -13,7 +13,8 @@
 
 namespace zyfa::kernels {
 
-/// SkipUnchangedRescale: rescale O only when some row max of the warp grew (true), or after every key tile
+/// Running max/sum of `Rows` query rows per thread (Tile::kRowsPerThread). SkipUnchangedRescale: rescale O
+/// only when some row max of the warp grew (true), or after every key tile
 /// (false: FlashAttention-2's behaviour, fewer live registers -- the hd256 tile on sm_90 needs it to not spill).
 template <class Tile, int Rows, bool SkipUnchangedRescale = true>
 struct OnlineSoftmax {
@@ -28,8 +29,9 @@ struct OnlineSoftmax {
     }
   }
 
-  /// Turns the scores `s` of one key tile into probabilities (in place, fp32, relative to the new max) and
-  /// rescales `o` to the new max.
+  /// Turns the raw scores `s` of one key tile (fp32, softmax_scale not applied; masked keys -inf) into
+  /// unnormalized probabilities exp2(s * scale_log2 - m * scale_log2) (in place, fp32, relative to the new
+  /// max) and rescales `o` to the new max. `scale_log2` = softmax_scale * log2(e).
   template <int SC, int OC>
   __device__ void update(float (&s)[Rows][SC], float (&o)[Rows][OC], float scale_log2) {
     float corr[Rows], base[Rows];

@@ -12,6 +12,9 @@
 
 namespace zyfa::kernels {
 
+/// Copies rows [0, Rows) of the bf16 tile at `gmem` (row stride `row_stride` elements, 16-byte aligned rows)
+/// into `smem` (SwizzledTile<Rows, Cols>), zero-filling rows >= rows_valid; `tid` in [0, Threads). On sm_90
+/// the copy is asynchronous: the caller commits and waits (Tile::commit / Tile::wait_all) and synchronizes.
 template <class Tile, int Threads, int Rows, int Cols>
 __device__ __forceinline__ void copy_tile(std::uint16_t* smem, const std::uint16_t* gmem, std::int64_t row_stride,
                                           int rows_valid, int tid) {
