@@ -5,7 +5,8 @@
 
 namespace zyfa {
 
-/// Element type of a tensor.
+/// Element type of a tensor. Sources: OCP 8-bit Floating Point Specification (OFP8) rev 1.0 for e4m3fn;
+/// docs/design/gfx950-facts.md section 2 and numeric/e4m3.hpp for both E4M3 flavours.
 enum class DType : std::uint8_t {
   bf16,      ///< bfloat16: 1 sign, 8 exponent, 7 mantissa bits
   fp32,      ///< IEEE binary32
@@ -27,6 +28,7 @@ constexpr const char* dtype_name(DType t) {
   return "?";
 }
 
+/// True for the FP8 types (e4m3fn, e4m3fnuz).
 constexpr bool is_fp8(DType t) { return t == DType::e4m3fn || t == DType::e4m3fnuz; }
 
 }  // namespace zyfa

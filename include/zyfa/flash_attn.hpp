@@ -31,8 +31,10 @@ namespace zyfa {
 /// including out overlapping q/k/v or itself and softmax_lse overlapping out/q/k/v);
 /// StatusCode::unsupported for FP8 inputs (not yet in this build), a head-dim pair that is not built in, or a
 /// grid over 2^31-1 blocks; StatusCode::runtime_error when the launch fails.
-/// NaN, not an error: finite bf16 inputs whose logits overflow fp32 (|q.k * softmax_scale| > ~3e38) give
-/// NaN rows (out and lse), as every fp32-accumulating attention kernel does; NaN inputs give NaN rows.
+/// NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
+/// (|q.k * softmax_scale| > ~3e38), poison the rows they reach. Unlike the host backend (host/backend.hpp:
+/// NaN out and lse), these kernels write lse = -inf for a row whose sum is NaN and round its NaN out through
+/// kernels/epilogue.hpp's bf16_bits_rne, which can give -0 or inf instead of NaN; not tested on a GPU.
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                               float* softmax_lse, const AttentionOptions& opt, rt::stream_t stream) {
   AttentionParams p;

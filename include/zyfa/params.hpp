@@ -65,7 +65,7 @@ struct AttentionParams {
   /// Bottom-right causal offset: query row i sees key j iff j <= i + causal_offset().
   std::int64_t causal_offset() const { return seqlen_k - seqlen_q; }
   /// True if some element offset (or byte offset) of q/k/v/out/lse does not fit a signed 32-bit integer.
-  /// Computed without integer overflow for any field values.
+  /// Computed without integer overflow for any field values. Defined in validate.hpp (include that too).
   bool needs_64bit_offsets() const;
   /// Thread blocks of a kernel that gives each block `block_m` (> 0) query rows of one (batch, head):
   /// ceil(seqlen_q / block_m) * batch * num_heads, computed without integer overflow; saturates at

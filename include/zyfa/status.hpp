@@ -20,8 +20,9 @@ struct Status {
   std::string message;
 
   bool ok() const { return code == StatusCode::ok; }
-  explicit operator bool() const { return ok(); }
+  explicit operator bool() const { return ok(); }  ///< true on success: `if (!s) return s;`
 
+  /// Factories: ok (empty message), invalid_argument, unsupported, runtime_error with message `m`.
   static Status success() { return {}; }
   static Status invalid(std::string m) { return {StatusCode::invalid_argument, std::move(m)}; }
   static Status unsupported(std::string m) { return {StatusCode::unsupported, std::move(m)}; }

@@ -17,7 +17,8 @@ struct TensorRef {
   std::int64_t shape[4] = {0, 0, 0, 0};   ///< batch, seqlen, num_heads, head_dim
   std::int64_t stride[4] = {0, 0, 0, 1};  ///< in elements
 
-  /// A contiguous BSHD tensor (strides [s*h*d, h*d, d, 1]).
+  /// A contiguous BSHD tensor (strides [s*h*d, h*d, d, 1], elements). Checks nothing: make_params
+  /// validates (and names) bad sizes, pointers and alignment.
   static TensorRef contiguous(void* data, DType dtype, std::int64_t batch, std::int64_t seqlen,
                               std::int64_t heads, std::int64_t head_dim) {
     TensorRef t;

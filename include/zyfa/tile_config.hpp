@@ -6,14 +6,16 @@
 // its 256-wide O accumulator leaves no registers for more. Chosen from bench_h200.py --variants on the H200
 // (2026-11-29, bench/RESULTS.md); every entry compiles without spills (nvcc 13.0 -Xptxas -v).
 // AMD (gfx950/gfx942): wave64s of 32 query rows, BlockM = 32 * Warps; the K and V tiles must fit gfx942's
-// 64 KiB of LDS (Q lives in VGPRs).
+// 64 KiB of LDS (Q lives in VGPRs). The AMD entries are not tuned: nothing has been timed on AMD hardware
+// (they are compiled in CI and run in the gfx950 CPU emulator only).
 #pragma once
 #include "kernels/config.hpp"
 
 namespace zyfa {
 
-/// Tile sizes for a built-in head-dim pair; only the specializations below exist (a custom pair picks its
-/// own sizes with kernels::KernelConfig).
+/// Tile sizes for a built-in head-dim pair (head_dim_qk = DQK, head_dim_v = DV, elements): `type` is the
+/// kernels::KernelConfig flash_attn_func launches. Only the specializations below exist (a custom pair picks
+/// its own sizes with kernels::KernelConfig; an unlisted pair is an incomplete-type compile error).
 template <int DQK, int DV>
 struct TileConfig;
 

@@ -31,6 +31,7 @@ inline std::string fmt_float(float x) {
   return buf;
 }
 
+/// FlashAttention name of BSHD dim `d` of a q-side (q, out) or k-side (k, v) tensor, for messages.
 inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
   switch (d) {
     case 0: return "batch";
@@ -40,7 +41,8 @@ inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
   }
 }
 
-// Largest element offset reachable in a tensor (sum of (shape-1)*stride), saturating at INT64_MAX.
+/// Largest element offset reachable in a tensor (sum of (shape-1)*stride, elements), computed in long double;
+/// INT64_MAX when it reaches INT64_MAX / 8 (so that times a dtype size it cannot overflow).
 inline std::int64_t max_offset(const std::int64_t* shape, const std::int64_t* stride, int rank) {
   long double acc = 0;
   for (int i = 0; i < rank; ++i) acc += static_cast<long double>(shape[i] - 1) * stride[i];
@@ -50,6 +52,9 @@ inline std::int64_t max_offset(const std::int64_t* shape, const std::int64_t* st
   return static_cast<std::int64_t>(acc);
 }
 
+/// Checks one tensor view on its own (invalid_argument naming `name`): non-null 16-byte aligned data,
+/// sizes in [1, 2^31-1], stride[3] == 1, head_dim a multiple of 16 bytes, strides of dims with size > 1 in
+/// (0, 2^60] and multiples of 16 bytes, max offset below the saturation limit of max_offset.
 inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side, bool is_v_side) {
   const std::string n = name;
   if (t.data == nullptr) return Status::invalid(n + ": data pointer is null");
@@ -93,6 +98,7 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
   return Status::success();
 }
 
+/// invalid_argument "<name>: shape[d] (<dim>) is X, expected Y from <from>" unless t.shape[d] == want.
 inline Status expect_dim(const char* name, const TensorRef& t, int d, std::int64_t want,
                          const char* from, bool is_q_side, bool is_v_side) {
   if (t.shape[d] == want) return Status::success();
@@ -101,6 +107,8 @@ inline Status expect_dim(const char* name, const TensorRef& t, int d, std::int64
                          ", expected " + std::to_string(want) + " from " + from);
 }
 
+/// A descale must be exactly 1 for bf16 inputs; for FP8, finite, > 0 and >= FLT_MIN (invalid_argument naming
+/// `name` otherwise).
 inline Status check_descale(const char* name, float value, bool fp8) {
   if (!fp8) {
     if (value != 1.0f)
