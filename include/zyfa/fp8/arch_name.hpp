@@ -8,7 +8,7 @@ namespace zyfa::fp8 {
 
 /// Base processor of a HIP gcnArchName string: the part before the first ':' (target features such as
 /// ":sramecc+:xnack-" follow it). "gfx950:sramecc+:xnack-" -> "gfx950"; nullptr -> "".
-/// Source of the format: gfx950-facts.md §5.3 (AITER splits gcnArchName at ':').
+/// Source of the format: docs/design/gfx950-facts.md section 5.3 (AITER splits gcnArchName at ':').
 inline std::string arch_base_name(const char* gcn_arch_name) {
   if (gcn_arch_name == nullptr) return {};
   const char* colon = std::strchr(gcn_arch_name, ':');

@@ -1,12 +1,14 @@
 // zyfa/fp8/code_object.hpp -- loads zyfa's generated gfx950 code objects (include/zyfa/fp8/*.inc) with
 // hipModuleLoadData, once per (code object, device), thread-safe; launches with hipModuleLaunchKernel.
-// HIP on AMD only: the FP8 kernels are pre-generated gfx950 assembly (DESIGN.md). On other platforms this
+// HIP on AMD only: the FP8 kernels are pre-generated gfx950 assembly (docs/design/DESIGN.md, docs/generator.md).
+// On other platforms this
 // header declares nothing.
 //
-// Pattern (gfx950-facts.md §5.3, after ROCm/aiter aiter_hip_common.h): hipModuleLoadData(bytes) ->
+// Pattern (docs/design/gfx950-facts.md section 5.3, after ROCm/aiter aiter_hip_common.h): hipModuleLoadData(bytes) ->
 // hipModuleGetFunction(name) -> kernel arguments packed in one buffer laid out as the kernarg segment ->
 // hipModuleLaunchKernel(f, grid in workgroups, block, dynamic LDS 0, stream, nullptr,
 // {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}).
+// Compiled in CI (tools/ci/check_generated.sh) but never run on a GPU: no MI355X has loaded these code objects.
 // Modules stay loaded for the life of the process (never unloaded: a static destructor would run after the HIP
 // runtime may have been torn down).
 #pragma once
@@ -51,8 +53,9 @@ inline Status hip_status(hipError_t e, const char* what, const char* kernel) {
 }
 }  // namespace detail
 
-/// Checks that `device` is a gfx950. Returns unsupported ("device 0 is gfx942 (...); zyfa's FP8 kernels
-/// need gfx950") otherwise, runtime_error if the properties cannot be read.
+/// Checks that `device` (a HIP device ordinal) is a gfx950. Returns unsupported ("device 0 is gfx942
+/// (gfx942:sramecc+:xnack-); zyfa's FP8 kernels are gfx950 (MI350X/MI355X) code") otherwise, runtime_error if
+/// hipGetDeviceProperties fails.
 inline Status check_gfx950(int device) {
   hipDeviceProp_t prop{};
   hipError_t e = hipGetDeviceProperties(&prop, device);
@@ -66,7 +69,8 @@ inline Status check_gfx950(int device) {
 
 /// The hipFunction_t of `co` on the current device, loading the code object on first use. Thread-safe: the
 /// first caller per (code object, device) loads under a mutex, later callers get the cached function.
-/// Errors: unsupported if the current device is not gfx950; runtime_error with HIP's message if
+/// Errors: invalid_argument if `fn` is null ("fn") or `co` is empty ("co"); unsupported if the current
+/// device is not gfx950; runtime_error with HIP's message if
 /// hipGetDevice / hipModuleLoadData / hipModuleGetFunction fail (a failed load is not cached; the next call
 /// retries). `fn` is written only on success.
 inline Status get_kernel(const CodeObjectRef& co, hipFunction_t* fn) {
