@@ -1,7 +1,8 @@
 // zyfa/arch/gfx942.hpp -- AMD CDNA3 (gfx942, MI300X) BF16 matrix op: two v_mfma_f32_32x32x8_bf16 (_1k)
 // per k16 step, so the wave tile is the same as gfx950's.
 //
-// 32x32x8 layouts (docs/design/gfx950-facts.md section 1.2, general rule with E = K/2 = 4): A lane l holds row l%32,
+// 32x32x8 layouts (docs/design/gfx950-facts.md section 1.2, general rule with E = K/2 = 4):
+// A lane l holds row l%32,
 // k = 4*(l/32) + 0..3; B lane l holds column l%32, the same k; C/D as 32x32x16. The k16 step's 8 elements
 // per lane (k index 8*(l/32) + j of gfx950's layout) are fed as elements 0..3 to the first instruction and
 // 4..7 to the second: A's and B's element j of lane half h always meet in the same instruction, so each

@@ -4,7 +4,8 @@
 // On other platforms this
 // header declares nothing.
 //
-// Pattern (docs/design/gfx950-facts.md section 5.3, after ROCm/aiter aiter_hip_common.h): hipModuleLoadData(bytes) ->
+// Pattern (docs/design/gfx950-facts.md section 5.3, after ROCm/aiter aiter_hip_common.h):
+// hipModuleLoadData(bytes) ->
 // hipModuleGetFunction(name) -> kernel arguments packed in one buffer laid out as the kernarg segment ->
 // hipModuleLaunchKernel(f, grid in workgroups, block, dynamic LDS 0, stream, nullptr,
 // {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}).

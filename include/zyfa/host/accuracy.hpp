@@ -167,7 +167,7 @@ inline std::vector<RecipeError> fp8_accuracy_report(const AttentionParams& p) {
 
 /// Error of one FP8 recipe on e4m3fn params `p` against fp64 on the dequantized inputs (the same
 /// definitions as fp8_accuracy_report), with Lean P's block max code set to `block_max_code` (zyfa only;
-/// the default is the specification's kBlockMaxCode, other values re-measure DESIGN.md's finding).
+/// the default is the specification's kBlockMaxCode, other values re-measure docs/design/DESIGN.md's finding).
 /// Returns a row named "invalid" with NaN errors if p is not e4m3fn.
 inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, int block_max_code = kBlockMaxCode) {
   if (p.qkv_dtype != DType::e4m3fn) {

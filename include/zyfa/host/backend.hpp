@@ -22,7 +22,8 @@ namespace zyfa::host {
 /// Runs attention on validated params (from make_params) whose pointers are HOST memory. Writes p.out
 /// (bf16, through its strides) and, if p.softmax_lse is not null, softmax_lse [batch, num_heads, seqlen_q]
 /// fp32 natural log (-inf for rows that see no key; their out is exactly 0).
-/// Errors: p.out_dtype not bf16, or q/k/v e4m3fnuz (unsupported; message names "q"/"out").
+/// Errors (unsupported; message names "out"/"q"): p.out_dtype not bf16, or q/k/v neither bf16 nor e4m3fn.
+/// Runs synchronously on the calling thread.
 inline Status run_attention(const AttentionParams& p) {
   if (p.out_dtype != DType::bf16) return Status::unsupported("out: the host backend writes bf16 only");
   if (p.qkv_dtype != DType::bf16 && p.qkv_dtype != DType::e4m3fn)

@@ -1,6 +1,6 @@
 // zyfa/host/decode.hpp -- reading q/k/v of an AttentionParams in host memory, one head at a time.
 //
-// The host executable specification (reference.hpp, fp8_spec.hpp, bf16_spec.hpp) works on one
+// The host executable specification (reference.hpp, fp8_spec.hpp, fp32_attention.hpp) works on one
 // (batch, head) slice at a time. This header turns a strided BSHD slice into a dense row-major float
 // matrix of the STORED values (bf16 bits decoded, e4m3 codes decoded; descales NOT applied: the FP8
 // algorithm needs the code values and applies the descales itself), and says which keys a query row sees.
@@ -55,7 +55,8 @@ inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std
 }
 }  // namespace detail
 
-/// Stored values of q[b, :, h, :] as [seqlen_q, head_dim_qk] (h: query head).
+/// Stored values of q[b, :, h, :] as [seqlen_q, head_dim_qk] (h: query head). p's tensors must be in HOST
+/// memory and b/h in range (unchecked: make_params validated the strides). Same for decode_k / decode_v.
 inline HeadMatrix decode_q(const AttentionParams& p, std::int64_t b, std::int64_t h) {
   return detail::decode_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk, b * p.q_batch_stride + h * p.q_head_stride,
                               p.q_row_stride);
@@ -80,6 +81,7 @@ inline std::int64_t visible_keys(const AttentionParams& p, std::int64_t i) {
 }
 
 /// The descale applied to stored q/k/v values (the AttentionParams' value for FP8 inputs; 1 otherwise).
+/// Host memory is not touched; no errors.
 inline float q_descale_of(const AttentionParams& p) { return is_fp8(p.qkv_dtype) ? p.q_descale : 1.0f; }
 inline float k_descale_of(const AttentionParams& p) { return is_fp8(p.qkv_dtype) ? p.k_descale : 1.0f; }
 inline float v_descale_of(const AttentionParams& p) { return is_fp8(p.qkv_dtype) ? p.v_descale : 1.0f; }

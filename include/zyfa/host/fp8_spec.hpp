@@ -1,6 +1,7 @@
 // zyfa/host/fp8_spec.hpp -- the FP8 attention algorithm, bit-exact, as an executable specification.
 //
-// DESIGN.md "The FP8 algorithm (ZYFA numerics)" in code. Four recipes run on the same e4m3fn inputs:
+// docs/design/DESIGN.md "The FP8 algorithm (ZYFA numerics)" in code. Four recipes run on the same e4m3fn
+// inputs:
 //   aiter_like  fp32 exp2(t - m) with the exact row max, P in [0, 1] cast straight to e4m3 (small
 //               probabilities become subnormals or 0), row sum of the fp32 (unrounded) P;
 //   scaled_p    as aiter_like but P * 256 is cast (the common FlashAttention-style FP8 choice);
@@ -117,11 +118,12 @@ inline constexpr int kLeanPCodeOfOne = 56;
 /// Exponent of the top e4m3fn binade the per-block offset lifts probabilities to (code 120 = 2^8 = 256).
 inline constexpr int kTopExponent = 8;
 /// Lean P code of a block's largest probability when the block sets the running max (dmax = 0).
-/// 120 puts it exactly at 2^8. DESIGN.md's finding: at an exact binade boundary Lean P has no
-/// overestimate while every other element is overestimated by 0-6% (+4.3% on average), so an exact 120
-/// under-weights the peak of peaky rows; 121 removed that bias in the first experiment.
-/// Re-measured here (2026-11-29, this header; seqlen 2048 causal, hd 128, GQA 2:1, per-tensor quantized
-/// inputs; zyfa's relative Frobenius error as a multiple of aiter_like's, bf16 output vs fp64):
+/// 120 puts it exactly at 2^8. docs/design/DESIGN.md's finding ("The FP8 algorithm"): at an exact binade
+/// boundary Lean P has no overestimate while every other element is overestimated by 0-6% (+4.3% on
+/// average), so an exact 120 under-weights the peak of peaky rows; 121 removed that bias in the first experiment.
+/// Re-measured on the CPU with this host specification (2026-11-29; seqlen 2048 causal, hd 128, GQA 2:1,
+/// per-tensor quantized inputs; zyfa's relative Frobenius error as a multiple of aiter_like's, bf16 output
+/// vs fp64; numerics only, no GPU involved):
 ///   input kind            code 120   code 121   code 122
 ///   Gaussian                1.42       1.16       1.17
 ///   q x3 (peaky)            1.55       0.90       0.95
@@ -138,10 +140,11 @@ static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126,
 /// Lean P's mean overestimate of 2^x in log2 units: the chord value 1 + f over 2^f, averaged over a
 /// uniformly distributed fractional part f in [0, 1), is the integral of (1 + f) 2^-f = 1 / (2 ln^2 2)
 /// = 1.040684; log2 of that is 0.057533. Subtracted from zyfa's LSE (not from its output, where any
-/// uniform factor cancels against the rounded row sum). Measured effect: max |LSE error| fell from
-/// 0.039-0.058 to 0.011-0.042 nats on the inputs of the session report.
+/// uniform factor cancels against the rounded row sum). Measured effect (host specification, CPU; which
+/// inputs is not recorded in the repository): max |LSE error| fell from 0.039-0.058 to 0.011-0.042 nats.
 inline constexpr float kLeanPMeanBiasLog2 = 0.0575327f;
-/// log2(e) and ln(2) rounded to fp32.
+/// log2(e) and ln(2) rounded to fp32 (kLog2e converts natural-log logits to the log2 domain; kLn2 converts a
+/// log2-domain LSE back to natural log).
 inline constexpr float kLog2e = 1.44269504088896340736f;
 inline constexpr float kLn2 = 0.693147180559945309417f;
 
@@ -183,7 +186,8 @@ struct Fp8RowTrace {
   float l = 0;                                                     ///< final row sum
 };
 
-/// Output of one row: out [head_dim_v] fp32 before bf16 rounding (descale applied), lse (natural log).
+/// Output of one row: out [head_dim_v] fp32 before bf16 rounding (descale applied), lse (natural log; -inf
+/// for a row that sees no key).
 struct Fp8RowOutput {
   std::vector<float> out;
   float lse = 0;

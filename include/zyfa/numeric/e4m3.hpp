@@ -5,7 +5,7 @@
 //   e4m3fnuz   gfx942          8    240  (0x7F / 0xFF)  0x80 only            none  +0 only   2^-10
 //
 // Sources: OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (e4m3fn); the gfx942 "fnuz" variant as
-// described in zyfa's gfx950 fact sheet (../../../../shared/design/gfx950-facts.md section 2) and
+// described in zyfa's gfx950 fact sheet (docs/design/gfx950-facts.md section 2) and
 // implemented by ml_dtypes (float8_e4m3fn, float8_e4m3fnuz), against which tests/python checks all codes.
 //
 // A code is the raw byte: bit 7 sign, bits 6..3 exponent field e, bits 2..0 mantissa m.
@@ -24,15 +24,16 @@ namespace zyfa {
 enum class Fp8Overflow : std::uint8_t {
   /// Default. Finite values that round above the largest finite value become +-max finite (448 or 240),
   /// and +-inf also becomes +-max finite; NaN stays NaN. This is PTX `cvt.rn.satfinite.e4m3x2.f32`
-  /// (sm_90) and what AMD's helpers do in software before `v_cvt_pk_fp8_f32` (a v_med3 clamp).
+  /// (sm_90) and what AMD's helpers do in software before `v_cvt_pk_fp8_f32` (a v_med3 clamp;
+  /// docs/design/gfx950-facts.md section 2 and item 8.12).
   saturate,
   /// OCP "non-saturating" mode (ml_dtypes' astype): overflow and +-inf become NaN.
   to_nan,
 };
 
-/// Compile-time description of an E4M3 flavour. `exp_bias`: exponent bias; `max_code`: code of the
-/// largest positive finite value; `nan_code`: the canonical (positive) NaN; `has_neg_zero`: whether 0x80
-/// is -0 (e4m3fn) or NaN (e4m3fnuz).
+/// Compile-time description of an E4M3 flavour (E4M3fnFormat, E4M3fnuzFormat; values from the table
+/// above). `exp_bias`: exponent bias; `max_code`: code of the largest positive finite value; `nan_code`: the
+/// canonical (positive) NaN; `has_neg_zero`: whether 0x80 is -0 (e4m3fn) or NaN (e4m3fnuz).
 struct E4M3fnFormat {
   static constexpr int exp_bias = 7;
   static constexpr std::uint8_t max_code = 0x7E;  // 448
