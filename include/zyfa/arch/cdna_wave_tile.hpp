@@ -51,6 +51,7 @@ struct WaveTile32 {
   static_assert(BlockN % 32 == 0, "cdna: BlockN (keys per tile) must be a multiple of 32 (the M of the 32x32 MFMA).");
   static_assert(DQK % 16 == 0, "cdna: head_dim_qk must be a multiple of 16 (one MFMA k16 step).");
   static_assert(DV % 32 == 0, "cdna: head_dim_v must be a multiple of 32 (the M of the O^T MFMA).");
+  // Accumulator shape per lane (see the struct comment); Q lives in VGPRs, not in LDS.
   static constexpr int kRowsPerThread = 1;
   static constexpr int kSCols = (BlockN / 32) * 16;
   static constexpr int kOCols = (DV / 32) * 16;
@@ -152,8 +153,8 @@ struct WaveTile32 {
     if (valid) v = *reinterpret_cast<const u32x4*>(src);
     *reinterpret_cast<u32x4*>(dst) = v;
   }
-  __device__ static void commit() {}
-  __device__ static void wait_all() {}
+  __device__ static void commit() {}    ///< no-op (copies are synchronous)
+  __device__ static void wait_all() {}  ///< no-op (copies are synchronous)
 };
 
 }  // namespace zyfa::arch::cdna

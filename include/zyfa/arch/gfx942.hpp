@@ -19,6 +19,7 @@ namespace zyfa::arch::gfx942 {
 /// gfx950::MfmaBf16_32x32x16 (A [32 x 16] bf16, B [16 x 32] bf16, c [32 x 32] fp32), as two
 /// v_mfma_f32_32x32x8_bf16 (split as in the file comment). Only the gfx942 device pass executes it.
 struct MfmaBf16_32x32x8x2 {
+  /// Instruction name, for messages.
   static constexpr const char* kName = "2 x v_mfma_f32_32x32x8_bf16";
   __device__ static cdna::f32x16 mma(cdna::bf16x8 a, cdna::bf16x8 b, cdna::f32x16 c) {
 #if defined(__gfx942__)

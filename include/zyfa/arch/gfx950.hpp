@@ -16,6 +16,7 @@ namespace zyfa::arch::gfx950 {
 /// fp32 (lane operands as in the file comment; 8 bf16 per lane for A and B, 16 fp32 per lane for c).
 /// Only the gfx950 device pass executes it; elsewhere it returns `c` unchanged (never called there).
 struct MfmaBf16_32x32x16 {
+  /// Instruction name, for messages.
   static constexpr const char* kName = "v_mfma_f32_32x32x16_bf16";
   __device__ static cdna::f32x16 mma(cdna::bf16x8 a, cdna::bf16x8 b, cdna::f32x16 c) {
 #if defined(__gfx950__)

@@ -119,6 +119,7 @@ struct WarpTile {
   static_assert(BlockN % 16 == 0, "sm90: BlockN (keys per tile) must be a multiple of 16 (one ldmatrix.x4).");
   static_assert(DQK % 16 == 0, "sm90: head_dim_qk must be a multiple of 16 (the K of mma m16n8k16).");
   static_assert(DV % 16 == 0, "sm90: head_dim_v must be a multiple of 16 (two n8 tiles per ldmatrix.x4).");
+  // kMT 16-row MMA tiles per warp; per thread 2*kMT rows of BlockN/4 scores and DV/4 output values.
   static constexpr int kMT = kWarpRows / 16;
   static constexpr int kRowsPerThread = 2 * kMT;
   static constexpr int kSCols = BlockN / 4;

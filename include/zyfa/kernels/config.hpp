@@ -20,6 +20,8 @@ struct KernelConfig {
   static_assert(BlockN % 32 == 0, "KernelConfig: BlockN must be a multiple of 32.");
   static_assert(Warps >= 1 && Warps <= 16, "KernelConfig: 1 to 16 warps per block.");
 
+  // The template arguments (head dims in elements), then (GPU builds) the derived launch shape:
+  // kThreads per block, kQSmemBytes / kSmemBytes of dynamic shared memory (LDS) in BYTES.
   static constexpr int kDQK = DQK;
   static constexpr int kDV = DV;
   static constexpr int kBlockM = BlockM;
