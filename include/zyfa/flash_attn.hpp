@@ -32,9 +32,8 @@ namespace zyfa {
 /// StatusCode::unsupported for FP8 inputs (not yet in this build), a head-dim pair that is not built in, or a
 /// grid over 2^31-1 blocks; StatusCode::runtime_error when the launch fails.
 /// NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
-/// (|q.k * softmax_scale| > ~3e38), poison the rows they reach. Unlike the host backend (host/backend.hpp:
-/// NaN out and lse), these kernels write lse = -inf for a row whose sum is NaN and round its NaN out through
-/// kernels/epilogue.hpp's bf16_bits_rne, which can give -0 or inf instead of NaN; not tested on a GPU.
+/// (|q.k * softmax_scale| > ~3e38), make the rows they reach NaN (out and lse), as the host backend does
+/// (tests/gpu/test_flash_attn.cu "small: NaN inputs give NaN rows", run on the H200).
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                               float* softmax_lse, const AttentionOptions& opt, rt::stream_t stream) {
   AttentionParams p;

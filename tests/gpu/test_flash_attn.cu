@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <zyfa/flash_attn.hpp>
+#include <zyfa/numeric/bf16.hpp>
 
 #include "reference.hpp"
 
@@ -448,6 +449,47 @@ TEST_CASE("small: custom head dims through bf16::launch<KernelConfig> (examples/
     c.dv = 64;
     c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<160, 64, 128, 64, 4>>;
     run_case(c);
+  }
+}
+
+TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
+  // causal, seqlen 100, one head, hd 128: a NaN in k at key 40 poisons exactly rows 40..99 (the rows that see
+  // it); a NaN in q at row 7 poisons exactly row 7. Every other row stays finite. LSE follows the same rows.
+  const int s = 100, d = 128;
+  for (int which = 0; which < 2; ++which) {
+    std::vector<std::uint16_t> hq(s * d), hk(s * d), hv(s * d);
+    std::normal_distribution<float> nd;
+    for (auto* t : {&hq, &hk, &hv})
+      for (auto& x : *t) x = zyfa::float_to_bf16(nd(rng()));
+    const std::uint16_t nan_bits = 0x7FC0;
+    if (which == 0) hk[40 * d + 5] = nan_bits; else hq[7 * d + 9] = nan_bits;
+    DeviceBuffer dq(s * d * 2), dk(s * d * 2), dv(s * d * 2), dout(s * d * 2), dlse(s * 4);
+    CUDA_OK(cudaMemcpy(dq.p, hq.data(), s * d * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dk.p, hk.data(), s * d * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dv.p, hv.data(), s * d * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dout.p, 0, s * d * 2));  // zeros: a row left unwritten or zeroed would look finite
+    auto t = [&](void* p) { return zyfa::TensorRef::contiguous(p, zyfa::DType::bf16, 1, s, 1, d); };
+    zyfa::AttentionOptions opt;
+    opt.causal = true;
+    const zyfa::Status st = zyfa::flash_attn_func(t(dq.p), t(dk.p), t(dv.p), t(dout.p),
+                                                  static_cast<float*>(dlse.p), opt, nullptr);
+    REQUIRE_MESSAGE(st.ok(), st.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> ho(s * d);
+    std::vector<float> hl(s);
+    CUDA_OK(cudaMemcpy(ho.data(), dout.p, s * d * 2, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(hl.data(), dlse.p, s * 4, cudaMemcpyDeviceToHost));
+    int wrong_rows = 0;
+    for (int i = 0; i < s; ++i) {
+      const bool expect_nan = which == 0 ? i >= 40 : i == 7;
+      int nan_count = 0;
+      for (int c = 0; c < d; ++c) nan_count += std::isnan(zyfa::bf16_to_float(ho[i * d + c])) ? 1 : 0;
+      const bool ok = expect_nan ? (nan_count == d && std::isnan(hl[i]))
+                                 : (nan_count == 0 && std::isfinite(hl[i]));
+      if (!ok && wrong_rows++ < 4)
+        MESSAGE("case " << which << " row " << i << ": " << nan_count << " NaN of " << d << ", lse " << hl[i]);
+    }
+    CHECK_MESSAGE(wrong_rows == 0, (which == 0 ? "NaN in k" : "NaN in q") << ": " << wrong_rows << " rows wrong");
   }
 }
 

@@ -3,8 +3,8 @@
 // out[row] = O[row] / l[row]; softmax_lse[row] = ln(sum_j exp(scale * s_j)) = (m * scale_log2 + log2(l)) * ln 2
 // (natural log; m is the raw-score row max, scale_log2 = softmax_scale * log2(e), see online_softmax.hpp).
 // A row that saw no key (l == 0) gets out = 0 exactly and lse = -inf (AttentionOptions::causal).
-// A row whose l is NaN (NaN input or fp32 logit overflow) also fails `l > 0`: its lse is written as -inf,
-// not NaN, and its out is o * 0 (NaN where o is NaN) rounded by bf16_bits_rne (see there). Not tested on a GPU.
+// A row whose l is NaN (NaN in q or in a key it sees, or fp32 logit overflow) gets NaN out and NaN lse, never a
+// finite or zero answer (tests/gpu/test_flash_attn.cu, "small: NaN inputs give NaN rows").
 #pragma once
 #include <cstdint>
 
@@ -14,12 +14,11 @@
 
 namespace zyfa::kernels {
 
-/// float -> bf16 bit pattern, round to nearest even, for finite and infinite x. NaN is NOT special-cased:
-/// a NaN whose low 16 bits round up carries into the exponent/sign (e.g. 0x7FFFFFFF, CUDA's canonical NaN,
-/// gives 0x8000 = -0; 0x7F800001 gives +inf); 0x7FC00000 stays NaN (0x7FC0).
-/// numeric/bf16.hpp's float_to_bf16 is the NaN-safe host version.
+/// float -> bf16 bit pattern, round to nearest even; NaN -> quiet NaN with x's sign (without the NaN select,
+/// CUDA's canonical NaN 0x7FFFFFFF would round to 0x8000 = -0). Same results as numeric/bf16.hpp's float_to_bf16.
 __device__ __forceinline__ std::uint32_t bf16_bits_rne(float x) {
   const std::uint32_t u = __builtin_bit_cast(std::uint32_t, x);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
   return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
@@ -33,7 +32,8 @@ __device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Row
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
     const float l = Tile::row_sum(sm.l[r]);
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const bool no_key = l == 0.0f;  // NaN l is not "no key": it must propagate
+    const float inv = no_key ? 0.0f : 1.0f / l;
     const int row = Tile::row_of(warp, lane, r);
     if (row >= rows_valid) continue;
     std::uint16_t* dst = o_tile + static_cast<std::int64_t>(row) * o_row_stride;
@@ -43,8 +43,8 @@ __device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Row
       *reinterpret_cast<std::uint32_t*>(dst + Tile::col_of(lane, i)) = packed;
     }
     if (lse_tile != nullptr && Tile::is_row_leader(lane)) {
-      lse_tile[row] = l > 0.0f ? (sm.m[r] * scale_log2 + zyfa::dev::log2f_fast(l)) * 0.69314718055994531f
-                               : -__builtin_huge_valf();
+      lse_tile[row] = no_key ? -__builtin_huge_valf()
+                             : (sm.m[r] * scale_log2 + zyfa::dev::log2f_fast(l)) * 0.69314718055994531f;
     }
   }
 }
