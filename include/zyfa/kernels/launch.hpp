@@ -38,8 +38,9 @@ Status launch(const AttentionParams& params, rt::stream_t stream) {
                                ") blocks exceeds the grid limit 2^31-1");
   const kernels::FwdArgs args = kernels::make_fwd_args(params, Config::kBlockM);
   auto kernel = kernels::fwd_kernel<Config>;
-  // Opt into > 48 KiB of dynamic shared memory once per configuration (thread-safe static initialization).
-  static const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Config::kSmemBytes);
+  // Opt into > 48 KiB of dynamic shared memory on every launch (as FlashAttention does): the attribute belongs to
+  // the current device's context, so a once-per-process opt-in would miss a second GPU. It is a cheap host call.
+  const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Config::kSmemBytes);
   if (attr_err != rt::success)
     return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
                            std::to_string(Config::kSmemBytes) + " bytes failed: " + rt::error_string(attr_err));
