@@ -65,7 +65,7 @@ struct AttentionParams {
   /// Bottom-right causal offset: query row i sees key j iff j <= i + causal_offset().
   std::int64_t causal_offset() const { return seqlen_k - seqlen_q; }
   /// True if some element offset (or byte offset) of q/k/v/out/lse does not fit a signed 32-bit integer.
-  /// Computed without integer overflow for any field values. Defined in validate.hpp (include that too).
+  /// Computed without integer overflow for any field values.
   bool needs_64bit_offsets() const;
   /// Thread blocks of a kernel that gives each block `block_m` (> 0) query rows of one (batch, head):
   /// ceil(seqlen_q / block_m) * batch * num_heads, computed without integer overflow; saturates at
@@ -79,5 +79,42 @@ struct AttentionParams {
     return n >= 9.2e18L ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
   }
 };
+
+namespace detail {
+
+/// Largest element offset reachable in a tensor (sum of (shape-1)*stride, elements), computed in long double;
+/// INT64_MAX when it reaches INT64_MAX / 8 (so that times a dtype size it cannot overflow).
+inline std::int64_t max_offset(const std::int64_t* shape, const std::int64_t* stride, int rank) {
+  long double acc = 0;
+  for (int i = 0; i < rank; ++i) acc += static_cast<long double>(shape[i] - 1) * stride[i];
+  if (acc < 0) return 0;  // only for unvalidated params (validated strides of size > 1 dims are > 0)
+  if (acc >= static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 8))
+    return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(acc);
+}
+
+}  // namespace detail
+
+inline bool AttentionParams::needs_64bit_offsets() const {
+  constexpr std::int64_t lim = std::numeric_limits<std::int32_t>::max();
+  auto extent_bytes = [](std::int64_t b, std::int64_t s, std::int64_t h, std::int64_t d, std::int64_t sb,
+                         std::int64_t sr, std::int64_t sh, int esize) {
+    const std::int64_t shape[4] = {b, s, h, d};
+    const std::int64_t stride[4] = {sb, sr, sh, 1};
+    const std::int64_t off = detail::max_offset(shape, stride, 4);
+    return off > lim / 4 ? lim + 1 : (off + 1) * esize;
+  };
+  const int e = dtype_size(qkv_dtype), eo = dtype_size(out_dtype);
+  return extent_bytes(batch, seqlen_q, num_heads, head_dim_qk, q_batch_stride, q_row_stride,
+                      q_head_stride, e) > lim ||
+         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_qk, k_batch_stride, k_row_stride,
+                      k_head_stride, e) > lim ||
+         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_v, v_batch_stride, v_row_stride,
+                      v_head_stride, e) > lim ||
+         extent_bytes(batch, seqlen_q, num_heads, head_dim_v, out_batch_stride, out_row_stride,
+                      out_head_stride, eo) > lim ||
+         // lse bytes, in long double: the int64 product of three sizes < 2^31 (times 4) could overflow
+         static_cast<long double>(batch) * num_heads * seqlen_q * 4 > lim;
+}
 
 }  // namespace zyfa

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "numeric/constants.hpp"
 #include "params.hpp"
 #include "status.hpp"
 #include "tensor.hpp"
@@ -21,8 +22,6 @@ namespace detail {
 /// Largest stride (in elements) make_params accepts for a dim with size > 1: 2^60, so that stride * element
 /// size and the offset sums below stay far from int64 overflow.
 inline constexpr std::int64_t kMaxStride = std::int64_t(1) << 60;
-/// log2(e) rounded to fp32 (the same constant as host/fp8_spec.hpp's kLog2e).
-inline constexpr float kLog2eF = 1.44269504088896340736f;
 
 /// A float formatted with %g ("1e-40", "3.40282e+38"; std::to_string would print 0.000000 for tiny values).
 inline std::string fmt_float(float x) {
@@ -39,17 +38,6 @@ inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
     case 2: return is_q_side ? "num_heads" : "num_heads_k";
     default: return is_v_side ? "head_dim_v" : "head_dim_qk";
   }
-}
-
-/// Largest element offset reachable in a tensor (sum of (shape-1)*stride, elements), computed in long double;
-/// INT64_MAX when it reaches INT64_MAX / 8 (so that times a dtype size it cannot overflow).
-inline std::int64_t max_offset(const std::int64_t* shape, const std::int64_t* stride, int rank) {
-  long double acc = 0;
-  for (int i = 0; i < rank; ++i) acc += static_cast<long double>(shape[i] - 1) * stride[i];
-  if (acc < 0) return 0;  // only for unvalidated params (validated strides of size > 1 dims are > 0)
-  if (acc >= static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 8))
-    return std::numeric_limits<std::int64_t>::max();
-  return static_cast<std::int64_t>(acc);
 }
 
 /// Checks one tensor view on its own (invalid_argument naming `name`): non-null 16-byte aligned data,
@@ -172,28 +160,6 @@ inline Status check_no_self_overlap(const char* name, const TensorRef& t) {
 
 }  // namespace detail
 
-inline bool AttentionParams::needs_64bit_offsets() const {
-  constexpr std::int64_t lim = std::numeric_limits<std::int32_t>::max();
-  auto extent_bytes = [](std::int64_t b, std::int64_t s, std::int64_t h, std::int64_t d, std::int64_t sb,
-                         std::int64_t sr, std::int64_t sh, int esize) {
-    const std::int64_t shape[4] = {b, s, h, d};
-    const std::int64_t stride[4] = {sb, sr, sh, 1};
-    const std::int64_t off = detail::max_offset(shape, stride, 4);
-    return off > lim / 4 ? lim + 1 : (off + 1) * esize;
-  };
-  const int e = dtype_size(qkv_dtype), eo = dtype_size(out_dtype);
-  return extent_bytes(batch, seqlen_q, num_heads, head_dim_qk, q_batch_stride, q_row_stride,
-                      q_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_qk, k_batch_stride, k_row_stride,
-                      k_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_v, v_batch_stride, v_row_stride,
-                      v_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_q, num_heads, head_dim_v, out_batch_stride, out_row_stride,
-                      out_head_stride, eo) > lim ||
-         // lse bytes, in long double: the int64 product of three sizes < 2^31 (times 4) could overflow
-         static_cast<long double>(batch) * num_heads * seqlen_q * 4 > lim;
-}
-
 /// Validates q/k/v/out/softmax_lse/options and fills `*params`. Shapes (BSHD, see AttentionParams):
 /// q [b, seqlen_q, num_heads, head_dim_qk]; k [b, seqlen_k, num_heads_k, head_dim_qk];
 /// v [b, seqlen_k, num_heads_k, head_dim_v]; out [b, seqlen_q, num_heads, head_dim_v] (bf16);
@@ -278,7 +244,7 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
     return Status::invalid("softmax_scale: must be finite and > 0, got " + detail::fmt_float(scale));
   // The kernels and the host paths exponentiate in the log2 domain with softmax_scale * log2(e) (times
   // q_descale * k_descale for FP8) as one fp32 factor: it must be a finite, normal fp32 number.
-  const float scale_log2 = scale * detail::kLog2eF;
+  const float scale_log2 = scale * kLog2e;
   if (!detail::is_normal_finite(scale_log2))
     return Status::invalid("softmax_scale: " + detail::fmt_float(scale) + " * log2(e) = " +
                            detail::fmt_float(scale_log2) + " is not a finite, normal fp32 number");
@@ -287,7 +253,7 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   if (Status s = detail::check_descale("k_descale", opt.k_descale, fp8); !s) return s;
   if (Status s = detail::check_descale("v_descale", opt.v_descale, fp8); !s) return s;
   if (fp8) {
-    const float c = ((opt.q_descale * opt.k_descale) * scale) * detail::kLog2eF;  // as host/fp8_spec.hpp STEP 1
+    const float c = ((opt.q_descale * opt.k_descale) * scale) * kLog2e;  // as host/fp8_spec.hpp STEP 1
     if (!detail::is_normal_finite(c))
       return Status::invalid("q_descale/k_descale: q_descale * k_descale * softmax_scale * log2(e) = " +
                              detail::fmt_float(opt.q_descale) + " * " + detail::fmt_float(opt.k_descale) + " * " +

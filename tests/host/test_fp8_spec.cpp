@@ -81,7 +81,7 @@ TEST_CASE("zyfa recipe: hand-worked row (one block, three keys)") {
   CHECK(r.out[1] == (P1 / 256 / l));
   CHECK(r.out[2] == (P2 / 256 / l));
   for (int e = 3; e < 16; ++e) CHECK(r.out[e] == 0.0f);
-  CHECK(r.lse == ((0.0f + std::log2(l) - ((K - 120) / 8.0f + zyfa::host::kLeanPMeanBiasLog2)) * zyfa::host::kLn2));
+  CHECK(r.lse == ((0.0f + std::log2(l) - ((K - 120) / 8.0f + zyfa::host::kLeanPMeanBiasLog2)) * zyfa::kLn2));
   CHECK(probs[0] == doctest::Approx(P0 / (P0 + P1 + P2)));
 }
 

@@ -20,7 +20,8 @@
 
 #include "../params.hpp"
 #include "decode.hpp"
-#include "fp8_spec.hpp"  // kLog2e, kLn2
+#include "../numeric/constants.hpp"  // kLog2e, kLn2
+#include "fp8_spec.hpp"
 
 namespace zyfa::host {
 

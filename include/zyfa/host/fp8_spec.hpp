@@ -89,6 +89,7 @@
 #include <limits>
 #include <vector>
 
+#include "../numeric/constants.hpp"
 #include "../numeric/bf16.hpp"
 #include "../numeric/e4m3.hpp"
 #include "../params.hpp"
@@ -143,10 +144,7 @@ static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126,
 /// uniform factor cancels against the rounded row sum). Measured effect (host specification, CPU; which
 /// inputs is not recorded in the repository): max |LSE error| fell from 0.039-0.058 to 0.011-0.042 nats.
 inline constexpr float kLeanPMeanBiasLog2 = 0.0575327f;
-/// log2(e) and ln(2) rounded to fp32 (kLog2e converts natural-log logits to the log2 domain; kLn2 converts a
-/// log2-domain LSE back to natural log).
-inline constexpr float kLog2e = 1.44269504088896340736f;
-inline constexpr float kLn2 = 0.693147180559945309417f;
+// kLog2e and kLn2 (fp32): numeric/constants.hpp, shared with make_params and the kernels.
 
 /// Lean P's conversion: `y` is in code units, y = 8*x + c0 for a wanted value 2^x * 2^((c0 - 56)/8)
 /// (c0 = kLeanPCodeOfOne gives 2^x itself). Clamps y to [0, max_code] and rounds half to even; the result,
