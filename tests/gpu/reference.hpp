@@ -1,6 +1,8 @@
 // tests/gpu/reference.hpp -- fp64 reference attention for the GPU tests (independent of the kernels).
 //
-// Until the host executable specification (include/zyfa/host/) lands, the GPU test carries this small one:
+// A second, independent fp64 reference (multithreaded, so the large cases stay fast); the library's own host
+// executable specification (include/zyfa/host/reference.hpp) is compared with the GPU in the test case
+// "small: every built-in head dim against the host executable specification". This one computes:
 // out[b,i,h,:] = sum_j softmax_j(scale * q[b,i,h,:].k[b,j,hk,:]) v[b,j,hk,:], hk = h / (num_heads/num_heads_k),
 // causal bottom-right (key j visible to query i iff j <= i + seqlen_k - seqlen_q); a row with no visible key
 // gives out = 0 and lse = -inf. lse is the natural log of the softmax denominator (FlashAttention's).

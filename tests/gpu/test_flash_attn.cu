@@ -27,7 +27,9 @@
 #include <vector>
 
 #include <zyfa/flash_attn.hpp>
+#include <zyfa/host/reference.hpp>
 #include <zyfa/numeric/bf16.hpp>
+#include <zyfa/validate.hpp>
 
 #include "reference.hpp"
 
@@ -450,6 +452,70 @@ TEST_CASE("small: custom head dims through bf16::launch<KernelConfig> (examples/
     c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<160, 64, 128, 64, 4>>;
     run_case(c);
   }
+}
+
+TEST_CASE("small: every built-in head dim against the host executable specification (zyfa::host)") {
+  // The same inputs through zyfa::host::reference_attention (include/zyfa/host/reference.hpp, fp64, the library's
+  // own specification) and through the GPU kernel. Bound per element: |gpu - ref| <= 2^-7 * max_j |v_j| + 1e-5,
+  // the tolerance of this file with A = sum_j p_j |v_j| replaced by its upper bound max_j |v_j|; lse <= kLseAtol.
+  const int b = 1, sq = 200, sk = 300, h = 4, hk = 2;
+  for (auto& hd : kHeadDims)
+    for (bool causal : {false, true}) {
+      const int dqk = hd[0], dv = hd[1];
+      std::vector<std::uint16_t> hq(b * sq * h * dqk), hkk(b * sk * hk * dqk), hv(b * sk * hk * dv),
+          hout(b * sq * h * dv);
+      std::normal_distribution<float> nd;
+      for (auto* t : {&hq, &hkk, &hv})
+        for (auto& x : *t) x = zyfa::float_to_bf16(nd(rng()));
+      double vmax = 0;
+      for (auto x : hv) vmax = std::max(vmax, std::fabs(static_cast<double>(zyfa::bf16_to_float(x))));
+      using zyfa::TensorRef;
+      zyfa::AttentionOptions opt;
+      opt.causal = causal;
+      zyfa::AttentionParams hp;
+      REQUIRE(zyfa::make_params(TensorRef::contiguous(hq.data(), zyfa::DType::bf16, b, sq, h, dqk),
+                                TensorRef::contiguous(hkk.data(), zyfa::DType::bf16, b, sk, hk, dqk),
+                                TensorRef::contiguous(hv.data(), zyfa::DType::bf16, b, sk, hk, dv),
+                                TensorRef::contiguous(hout.data(), zyfa::DType::bf16, b, sq, h, dv), nullptr, opt,
+                                &hp)
+                  .ok());
+      zyfa::host::ReferenceOutput ref;
+      REQUIRE(zyfa::host::reference_attention(hp, &ref).ok());
+
+      DeviceBuffer dq(hq.size() * 2), dk(hkk.size() * 2), dvb(hv.size() * 2), dout(hout.size() * 2),
+          dlse(b * h * sq * 4);
+      CUDA_OK(cudaMemcpy(dq.p, hq.data(), hq.size() * 2, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemcpy(dk.p, hkk.data(), hkk.size() * 2, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemcpy(dvb.p, hv.data(), hv.size() * 2, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemset(dout.p, 0xFF, hout.size() * 2));  // NaN poison
+      CUDA_OK(cudaMemset(dlse.p, 0xFF, b * h * sq * 4));
+      const zyfa::Status st = zyfa::flash_attn_func(
+          TensorRef::contiguous(dq.p, zyfa::DType::bf16, b, sq, h, dqk),
+          TensorRef::contiguous(dk.p, zyfa::DType::bf16, b, sk, hk, dqk),
+          TensorRef::contiguous(dvb.p, zyfa::DType::bf16, b, sk, hk, dv),
+          TensorRef::contiguous(dout.p, zyfa::DType::bf16, b, sq, h, dv), static_cast<float*>(dlse.p), opt, nullptr);
+      REQUIRE_MESSAGE(st.ok(), st.message);
+      std::vector<float> hl(b * h * sq);
+      CUDA_OK(cudaMemcpy(hout.data(), dout.p, hout.size() * 2, cudaMemcpyDeviceToHost));
+      CUDA_OK(cudaMemcpy(hl.data(), dlse.p, hl.size() * 4, cudaMemcpyDeviceToHost));
+      const double tol = vmax / 128 + 1e-5;
+      std::size_t bad = 0, bad_lse = 0;
+      double worst = 0;
+      for (std::size_t i = 0; i < hout.size(); ++i) {
+        const double got = zyfa::bf16_to_float(hout[i]), err = std::fabs(got - ref.out[i]);
+        if (!(err <= tol)) ++bad;  // NaN fails
+        worst = std::max(worst, err);
+      }
+      for (std::size_t i = 0; i < hl.size(); ++i) {
+        const double r = ref.lse[i], g = hl[i];
+        const bool ok = std::isinf(r) ? (std::isinf(g) && g < 0) : std::fabs(g - r) <= kLseAtol;
+        if (!ok) ++bad_lse;
+      }
+      MESSAGE("host spec d=(" << dqk << "," << dv << ") causal=" << causal << ": max|err| " << worst << " (tol "
+                              << tol << "), bad " << bad << "/" << hout.size() << ", lse bad " << bad_lse);
+      CHECK(bad == 0);
+      CHECK(bad_lse == 0);
+    }
 }
 
 TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
