@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gfx950asm.lex import split_commas, split_words
+
 from .errors import EmuError
 
 # gfx9 scalar operand encodings of the special registers (also their index in the wave's SGPR file).
@@ -82,24 +84,6 @@ class KernelInfo:
             raise EmuError(f"kernel {self.name}: .amdhsa_{key} is the expression {v!r}, which the emulator "
                            "does not evaluate")
         return int(v)
-
-
-def _split_operands(s: str) -> list[str]:
-    """Splits on commas that are not inside brackets or parentheses."""
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if cur or out:
-        out.append("".join(cur).strip())
-    return out
 
 
 def parse_int(t: str) -> int:
@@ -208,11 +192,11 @@ def parse_instruction(body: str, line: int) -> Instr:
             else:
                 raise EmuError(f"line {line}: bad s_waitcnt operand {tok!r}")
         return Instr(mnem, [], mods, line, body)
-    toks = _split_operands(rest) if rest else []
+    toks = split_commas(rest) if rest else []
     if toks:
         # The last comma-separated field may carry space-separated modifiers ("v1 offset:16 sc0").
         last = toks[-1]
-        words = _split_words(last)
+        words = split_words(last, quotes=True) or [""]
         toks[-1] = words[0]
         for w in words[1:]:
             k, v = _parse_mod(w)
@@ -232,28 +216,6 @@ def parse_instruction(body: str, line: int) -> Instr:
     for t in toks:
         operands.append(parse_operand(t))
     return Instr(mnem, operands, mods, line, body)
-
-
-def _split_words(s: str) -> list[str]:
-    """Splits on whitespace outside brackets/parentheses/quotes."""
-    out, depth, cur, q = [], 0, [], False
-    for ch in s:
-        if ch == '"':
-            q = not q
-        if not q:
-            if ch in "[(":
-                depth += 1
-            elif ch in "])":
-                depth -= 1
-        if ch.isspace() and depth == 0 and not q:
-            if cur:
-                out.append("".join(cur))
-                cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        out.append("".join(cur))
-    return out or [""]
 
 
 def _strip_comment(line: str) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from gfx950asm.lex import split_commas, split_words
+
 __all__ = ["AsmError", "Instr", "parse", "parse_regs", "mfma_passes"]
 
 
@@ -145,37 +147,11 @@ class Instr:
 
 
 def _split_top(s: str) -> list:
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
-
-
-def _split_ws_top(s: str) -> list:
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch.isspace() and depth == 0:
-            if cur:
-                out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        out.append("".join(cur))
+    """Comma-separated fields outside brackets/parentheses, stripped, without an empty last field
+    (``"a,"`` -> ``["a"]``)."""
+    out = split_commas(s)
+    if out and not out[-1]:
+        out.pop()
     return out
 
 
@@ -190,7 +166,7 @@ def _parse_operands(rest: str):
     mods = {}
     if ops:
         # the last operand may carry space-separated modifiers after it
-        toks = _split_ws_top(ops[-1])
+        toks = split_words(ops[-1])
         ops[-1] = toks[0] if toks else ""
         for t in toks[1:]:
             k, _, v = t.partition(":")
@@ -198,7 +174,7 @@ def _parse_operands(rest: str):
         # modifiers may also be whole comma-less items of the first operand (s_waitcnt vmcnt(0) lgkmcnt(0))
         new_ops = []
         for o in ops:
-            parts = _split_ws_top(o)
+            parts = split_words(o)
             if len(parts) > 1 and not o.startswith("hwreg"):
                 new_ops.append(parts[0])
                 for t in parts[1:]:
