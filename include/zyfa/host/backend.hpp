@@ -31,26 +31,20 @@ inline Status run_attention(const AttentionParams& p) {
   const bool fp8 = p.qkv_dtype == DType::e4m3fn;
   auto* out = static_cast<std::uint16_t*>(p.out);
   std::vector<float> row(static_cast<std::size_t>(p.head_dim_v));
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
-      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
-      for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const HeadMatrix q = decode_q(p, b, h);
-        for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
-          float lse = 0.0f;
-          if (fp8) {
-            const Fp8RowOutput r = fp8_row(p, Fp8Recipe::zyfa, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v);
-            row = r.out;
-            lse = r.lse;
-          } else {
-            fp32_attention_row(p, q.row(i), k, v, i, row.data(), &lse);
-          }
-          std::uint16_t* o = out + b * p.out_batch_stride + i * p.out_row_stride + h * p.out_head_stride;
-          for (std::int64_t e = 0; e < p.head_dim_v; ++e) o[e] = float_to_bf16(row[e]);
-          if (p.softmax_lse) p.softmax_lse[(b * p.num_heads + h) * p.seqlen_q + i] = lse;
-        }
-      }
+  for_each_query_row(p, [&](std::int64_t b, std::int64_t h, std::int64_t i, const float* q_row, const HeadMatrix& k,
+                            const HeadMatrix& v) {
+    float lse = 0.0f;
+    if (fp8) {
+      const Fp8RowOutput r = fp8_row(p, Fp8Recipe::zyfa, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v);
+      row = r.out;
+      lse = r.lse;
+    } else {
+      fp32_attention_row(p, q_row, k, v, i, row.data(), &lse);
     }
+    std::uint16_t* o = out + b * p.out_batch_stride + i * p.out_row_stride + h * p.out_head_stride;
+    for (std::int64_t e = 0; e < p.head_dim_v; ++e) o[e] = float_to_bf16(row[e]);
+    if (p.softmax_lse) p.softmax_lse[(b * p.num_heads + h) * p.seqlen_q + i] = lse;
+  });
   return Status::success();
 }
 

@@ -72,6 +72,24 @@ inline HeadMatrix decode_v(const AttentionParams& p, std::int64_t b, std::int64_
                               p.v_row_stride);
 }
 
+/// Calls `f(b, h, i, q_row, k, v)` for every query row of `p` (tensors in HOST memory, as for decode_q):
+/// b batch, h query head, i query row, all std::int64_t; q_row (const float*) = decode_q(p, b, h).row(i),
+/// head_dim_qk stored values; k / v (const HeadMatrix&) = decode_k / decode_v(p, b, h / group_size()).
+/// Order: b, then key/value head hk, then the group_size() query heads of hk (h = hk * group_size() + ...),
+/// then i ascending. k and v are decoded once per (b, hk) and q once per (b, h); the references passed to
+/// `f` are valid only during the call. No errors (p from make_params).
+template <class F>
+void for_each_query_row(const AttentionParams& p, F&& f) {
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
+      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+      for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
+        const HeadMatrix q = decode_q(p, b, h);
+        for (std::int64_t i = 0; i < p.seqlen_q; ++i) f(b, h, i, q.row(i), k, v);
+      }
+    }
+}
+
 /// Number of keys query row i sees; they are keys [0, visible_keys). Non-causal: seqlen_k. Causal,
 /// bottom-right aligned (FlashAttention >= 2.1): key j is visible iff j <= i + seqlen_k - seqlen_q, so
 /// the count is clamp(i + seqlen_k - seqlen_q + 1, 0, seqlen_k); 0 means the row sees no key.

@@ -330,22 +330,16 @@ inline Status fp8_attention(const AttentionParams& p, Fp8Recipe recipe, Fp8Outpu
   r->out_f32.assign(static_cast<std::size_t>(B * sq * H * dv), 0.0f);
   r->out_bf16.assign(r->out_f32.size(), 0);
   r->lse.assign(static_cast<std::size_t>(B * H * sq), 0.0f);
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
-      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
-      for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const HeadMatrix q = decode_q(p, b, h);
-        for (std::int64_t i = 0; i < sq; ++i) {
-          const Fp8RowOutput row = fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v);
-          const std::size_t o = static_cast<std::size_t>(((b * sq + i) * H + h) * dv);
-          for (std::int64_t e = 0; e < dv; ++e) {
-            r->out_f32[o + e] = row.out[e];
-            r->out_bf16[o + e] = float_to_bf16(row.out[e]);
-          }
-          r->lse[static_cast<std::size_t>((b * H + h) * sq + i)] = row.lse;
-        }
-      }
+  for_each_query_row(p, [&](std::int64_t b, std::int64_t h, std::int64_t i, const float* q_row, const HeadMatrix& k,
+                            const HeadMatrix& v) {
+    const Fp8RowOutput row = fp8_row(p, recipe, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v);
+    const std::size_t o = static_cast<std::size_t>(((b * sq + i) * H + h) * dv);
+    for (std::int64_t e = 0; e < dv; ++e) {
+      r->out_f32[o + e] = row.out[e];
+      r->out_bf16[o + e] = float_to_bf16(row.out[e]);
     }
+    r->lse[static_cast<std::size_t>((b * H + h) * sq + i)] = row.lse;
+  });
   return Status::success();
 }
 

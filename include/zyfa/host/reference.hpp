@@ -74,16 +74,11 @@ inline Status reference_attention(const AttentionParams& p, ReferenceOutput* r) 
   const std::int64_t B = p.batch, H = p.num_heads, sq = p.seqlen_q, dv = p.head_dim_v;
   r->out.assign(static_cast<std::size_t>(B * sq * H * dv), 0.0);
   r->lse.assign(static_cast<std::size_t>(B * H * sq), 0.0);
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
-      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
-      for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const HeadMatrix q = decode_q(p, b, h);
-        for (std::int64_t i = 0; i < sq; ++i)
-          reference_row(p, q.row(i), k, v, i, &r->out[static_cast<std::size_t>(((b * sq + i) * H + h) * dv)],
-                        &r->lse[static_cast<std::size_t>((b * H + h) * sq + i)], nullptr);
-      }
-    }
+  for_each_query_row(p, [&](std::int64_t b, std::int64_t h, std::int64_t i, const float* q_row, const HeadMatrix& k,
+                            const HeadMatrix& v) {
+    reference_row(p, q_row, k, v, i, &r->out[static_cast<std::size_t>(((b * sq + i) * H + h) * dv)],
+                  &r->lse[static_cast<std::size_t>((b * H + h) * sq + i)], nullptr);
+  });
   return Status::success();
 }
 
