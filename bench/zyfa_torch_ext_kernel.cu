@@ -4,16 +4,9 @@
 
 #include <zyfa/flash_attn.hpp>
 
-static zyfa::TensorRef make_ref(void* p, const std::int64_t* shape, const std::int64_t* stride) {
-  zyfa::TensorRef t;
-  t.data = p;
-  t.dtype = zyfa::DType::bf16;
-  for (int d = 0; d < 4; ++d) {
-    t.shape[d] = shape[d];
-    t.stride[d] = stride[d];
-  }
-  return t;
-}
+#include "zyfa_ext_tensor.hpp"
+
+using zyfa_bench::make_ref;
 
 std::string zyfa_ext_forward(void* q, const std::int64_t* q_shape, const std::int64_t* q_stride, void* k,
                              const std::int64_t* k_shape, const std::int64_t* k_stride, void* v,

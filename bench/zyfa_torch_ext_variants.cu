@@ -6,6 +6,8 @@
 
 #include <zyfa/flash_attn.hpp>
 
+#include "zyfa_ext_tensor.hpp"
+
 namespace {
 using zyfa::kernels::KernelConfig;
 struct Variant {
@@ -26,16 +28,7 @@ const std::vector<Variant>& variants() {
   };
   return v;
 }
-zyfa::TensorRef make_ref(void* p, const std::int64_t* shape, const std::int64_t* stride) {
-  zyfa::TensorRef t;
-  t.data = p;
-  t.dtype = zyfa::DType::bf16;
-  for (int d = 0; d < 4; ++d) {
-    t.shape[d] = shape[d];
-    t.stride[d] = stride[d];
-  }
-  return t;
-}
+using zyfa_bench::make_ref;
 }  // namespace
 
 /// Number of variants and their description "dqk dv BlockM BlockN Warps SkipRescale" (index i).
