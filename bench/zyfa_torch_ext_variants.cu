@@ -9,7 +9,7 @@
 #include "zyfa_ext_tensor.hpp"
 
 namespace {
-using zyfa::kernels::KernelConfig;
+using zyfa::bf16::KernelConfig;
 struct Variant {
   int dqk, dv, block_m, block_n, warps, skip_rescale;
   zyfa::Status (*launch)(const zyfa::AttentionParams&, zyfa::rt::stream_t);

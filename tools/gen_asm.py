@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """zyfa's gfx950 assembly generator: kernel IR (tools/zyfa_gen/kernels/) -> asm/<kernel>.s -> code object
-(llvm-mc-22, ld.lld-22) -> include/zyfa/fp8/<kernel>.inc (byte array + kernel-argument struct).
+(llvm-mc-22, ld.lld-22) -> include/zyfa/fp8/gfx950/<kernel>.inc (byte array + kernel-argument struct).
 
     python3 tools/gen_asm.py                 # regenerate every kernel in place
     python3 tools/gen_asm.py --check         # regenerate in memory, exit 1 if any checked-in file differs
@@ -24,7 +24,7 @@ from zyfa_gen.kernels import ALL  # noqa: E402
 def outputs(name: str):
     """{repo-relative path: text} of one kernel's generated files."""
     _, asm, _, inc = generate(name)
-    return {f"asm/{name}.s": asm, f"include/zyfa/fp8/{name}.inc": inc}
+    return {f"asm/{name}.s": asm, f"include/zyfa/fp8/gfx950/{name}.inc": inc}
 
 
 def main(argv=None) -> int:
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     if a.check and not a.kernel:
         # generated files of kernels that no longer exist are stale too
         known = set(ALL)
-        for pattern in ("asm/*.s", "include/zyfa/fp8/*.inc"):
+        for pattern in ("asm/*.s", "include/zyfa/fp8/gfx950/*.inc"):
             for path in sorted(root.glob(pattern)):
                 if path.name.rsplit(".", 1)[0] not in known:
                     print(f"gen_asm: {path.relative_to(root)} has no generator kernel (delete it)", file=sys.stderr)

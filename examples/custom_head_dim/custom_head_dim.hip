@@ -1,12 +1,12 @@
 // examples/custom_head_dim/custom_head_dim.hip -- a head-dim pair that is not built in, from ONE template
-// instantiation: zyfa::bf16::launch<zyfa::kernels::KernelConfig<DQK, DV, BlockM, BlockN, Warps>>.
+// instantiation: zyfa::bf16::launch<zyfa::bf16::KernelConfig<DQK, DV, BlockM, BlockN, Warps>>.
 //
 // Build and run (CMake-free; see README.md here):
 //   NVIDIA: nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I../../include custom_head_dim.hip -o chd
 //   AMD:    hipcc -std=c++17 -O2 --offload-arch=gfx950 -I../../include custom_head_dim.hip -o chd
 //   ./chd      (prints the max error against an fp64 CPU reference; exit code 0 if within tolerance)
-// Illegal combinations fail at compile time with a sentence, e.g. KernelConfig<80, 80, 128, 64, 4>:
-//   "KernelConfig: head_dim_qk must be a multiple of 32 (...)".
+// Illegal combinations fail at compile time with a sentence, e.g. KernelConfig<84, 84, 128, 64, 4>:
+//   "KernelConfig: head dims must be multiples of 8 elements (...)".
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -32,7 +32,7 @@
   } while (0)
 
 // head_dim_qk = 96, head_dim_v = 96, 128 query rows x 64 keys per tile, 4 warps (wave64s on AMD).
-using Custom = zyfa::kernels::KernelConfig<96, 96, 128, 64, 4>;
+using Custom = zyfa::bf16::KernelConfig<96, 96, 128, 64, 4>;
 
 static std::uint16_t to_bf16(float f) {
   std::uint32_t u;

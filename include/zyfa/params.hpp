@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "dtype.hpp"
+#include "numeric/constants.hpp"
 #include "tensor.hpp"
 
 namespace zyfa {
@@ -27,6 +28,13 @@ struct AttentionOptions {
   float k_descale = 1.0f;
   float v_descale = 1.0f;
 };
+
+/// The fp32 factor that turns a raw score (code-value dot product for FP8) into log2-domain logits:
+/// ((q_descale * k_descale) * softmax_scale) * log2(e), three fp32 multiplies in this order (kLog2e: fp32 log2(e),
+/// numeric/constants.hpp). bf16 inputs pass descales 1, so it is softmax_scale * kLog2e.
+constexpr float scale_softmax_log2(float softmax_scale, float q_descale, float k_descale) {
+  return ((q_descale * k_descale) * softmax_scale) * kLog2e;
+}
 
 /// Flat parameters of one attention call, built and validated once on the host (`make_params`).
 /// Sizes are in elements; strides are in elements (int64). Tensors are BSHD:
@@ -59,6 +67,10 @@ struct AttentionParams {
   float softmax_scale = 0.0f;  ///< resolved (never the default placeholder)
   bool causal = false;
   float q_descale = 1.0f, k_descale = 1.0f, v_descale = 1.0f;
+  /// THE logit factor in log2 units, fp32: scale_softmax_log2(softmax_scale, q_descale, k_descale) for FP8 inputs,
+  /// with descales 1 for bf16. Every backend (host specification, BF16 and FP8 kernels) exponentiates
+  /// 2^(s * scale_softmax_log2) with exactly this value (FlashAttention's `scale_softmax_log2`); set by make_params.
+  float scale_softmax_log2 = 0.0f;
 
   /// num_heads / num_heads_k
   std::int64_t group_size() const { return num_heads / num_heads_k; }

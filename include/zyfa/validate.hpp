@@ -244,7 +244,7 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
     return Status::invalid("softmax_scale: must be finite and > 0, got " + detail::fmt_float(scale));
   // The kernels and the host paths exponentiate in the log2 domain with softmax_scale * log2(e) (times
   // q_descale * k_descale for FP8) as one fp32 factor: it must be a finite, normal fp32 number.
-  const float scale_log2 = scale * kLog2e;
+  const float scale_log2 = scale_softmax_log2(scale, 1.0f, 1.0f);
   if (!detail::is_normal_finite(scale_log2))
     return Status::invalid("softmax_scale: " + detail::fmt_float(scale) + " * log2(e) = " +
                            detail::fmt_float(scale_log2) + " is not a finite, normal fp32 number");
@@ -253,7 +253,7 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   if (Status s = detail::check_descale("k_descale", opt.k_descale, fp8); !s) return s;
   if (Status s = detail::check_descale("v_descale", opt.v_descale, fp8); !s) return s;
   if (fp8) {
-    const float c = ((opt.q_descale * opt.k_descale) * scale) * kLog2e;  // as host/fp8_spec.hpp STEP 1
+    const float c = scale_softmax_log2(scale, opt.q_descale, opt.k_descale);
     if (!detail::is_normal_finite(c))
       return Status::invalid("q_descale/k_descale: q_descale * k_descale * softmax_scale * log2(e) = " +
                              detail::fmt_float(opt.q_descale) + " * " + detail::fmt_float(opt.k_descale) + " * " +
@@ -293,6 +293,7 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   p.q_descale = opt.q_descale;
   p.k_descale = opt.k_descale;
   p.v_descale = opt.v_descale;
+  p.scale_softmax_log2 = fp8 ? scale_softmax_log2(scale, opt.q_descale, opt.k_descale) : scale_log2;
   *params = p;
   return Status::success();
 }

@@ -11,7 +11,7 @@
 #include "numeric/bit_cast.hpp"
 #include "numeric/bf16.hpp"
 #include "numeric/e4m3.hpp"
-#include "host/decode.hpp"
+#include "host/head_matrix.hpp"
 #include "host/reference.hpp"
 #include "host/fp8_spec.hpp"
 #include "host/fp32_attention.hpp"

@@ -1,6 +1,6 @@
 // Compile check of the FP8 code-object loader and launcher for AMD (tools/ci/check_generated.sh): host pass with
 // HIP's runtime API, device pass for gfx950. Not linked (no ROCm runtime library on the CI machine).
-#include <zyfa/fp8/qk_block.hpp>
+#include <zyfa/fp8/gfx950/qk_block.hpp>
 
 zyfa::Status zyfa_fp8_qk_block_smoke(const std::uint8_t* q, const std::uint8_t* k, const std::uint8_t* qs,
                                      const std::uint8_t* ks, float* s, hipStream_t stream) {

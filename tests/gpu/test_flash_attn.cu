@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <zyfa/flash_attn.hpp>
+#include <zyfa/head_dims.hpp>
 #include <zyfa/host/reference.hpp>
 #include <zyfa/numeric/bf16.hpp>
 #include <zyfa/validate.hpp>
@@ -57,6 +58,12 @@ struct Case {
   /// Real activations instead of random inputs: path prefix of <prefix>_{q,k,v}.npy (bf16 bits '<u2', BSHD,
   /// C order, shapes as this case's; bench/run_h200.sh unpacks data/activations/*/*.npy.gz to build-gpu/).
   const char* activations = nullptr;
+  /// Keys whose K and V are poisoned with Inf/NaN (V: +Inf, NaN, -Inf in turn in two head-dim columns; K: NaN in
+  /// one column for every other key): rows that do not see them must be unaffected.
+  std::vector<int> poison_keys;
+  /// > 0: K and V are views of seqlen_k rows into buffers of seqlen_k + poison_tail rows per batch; the extra rows
+  /// (keys past seqlen_k, inside the last key tile) are NaN and must never be read into a result.
+  int poison_tail = 0;
   /// nullptr: zyfa::flash_attn_func; else make_params + this launcher (a custom KernelConfig).
   zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t) = nullptr;
 };
@@ -153,10 +160,10 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     q_bs = q_rs * sq + c.pad;
     k_hs = dqk + c.pad;
     k_rs = k_hs * hk + c.pad;
-    k_bs = k_rs * sk + c.pad;
+    k_bs = k_rs * (sk + c.poison_tail) + c.pad;
     v_hs = dv + c.pad;
     v_rs = v_hs * hk + c.pad;
-    v_bs = v_rs * sk + c.pad;
+    v_bs = v_rs * (sk + c.poison_tail) + c.pad;
     q_n = static_cast<size_t>(q_bs) * b;
     k_n = static_cast<size_t>(k_bs) * b;
     v_n = static_cast<size_t>(v_bs) * b;
@@ -175,6 +182,24 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   if (!c.packed_qkv) {
     k_off = static_cast<std::int64_t>(q_n);
     v_off = static_cast<std::int64_t>(q_n + k_n);
+  }
+  {  // poison: keys a row may not see, and rows past seqlen_k
+    const std::uint16_t kPosInf = 0x7F80, kNegInf = 0xFF80, kNaN = 0x7FC0;
+    const std::uint16_t vpoison[3] = {kPosInf, kNaN, kNegInf};
+    for (int bb = 0; bb < b; ++bb)
+      for (int hh = 0; hh < hk; ++hh) {
+        for (size_t pi = 0; pi < c.poison_keys.size(); ++pi) {
+          const std::int64_t j = c.poison_keys[pi];
+          std::uint16_t* vr = &host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs];
+          vr[pi % dv] = vpoison[pi % 3];
+          vr[(pi + 7) % dv] = kNaN;
+          if (pi % 2 == 0) host_all[k_off + bb * k_bs + j * k_rs + hh * k_hs + 3] = kNaN;
+        }
+        for (int j = sk; j < sk + c.poison_tail; ++j) {
+          for (int d = 0; d < dqk; ++d) host_all[k_off + bb * k_bs + j * k_rs + hh * k_hs + d] = kNaN;
+          for (int d = 0; d < dv; ++d) host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs + d] = kNaN;
+        }
+      }
   }
   DeviceBuffer d_in(total * 2);
   CUDA_OK(cudaMemcpy(d_in.p, host_all.data(), total * 2, cudaMemcpyHostToDevice));
@@ -233,9 +258,13 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const int s = static_cast<int>((row / h) % sq);
     const int hh = static_cast<int>(row % h);
     const bool empty = std::isinf(ref_lse[(static_cast<size_t>(bb) * h + hh) * sq + s]);
-    const double err = std::fabs(got - ref[i]);
+    const double err = std::isfinite(ref[i]) ? std::fabs(got - ref[i]) : 0.0;
     const double tol = kAtol + kTolScale * ref_abs[i];
-    const bool ok = empty ? (h_out[i] == 0) : (std::isfinite(got) && err <= tol);
+    // A row that sees an Inf/NaN key (poison tests) is non-finite in the reference: the kernel must give NaN
+    // there, or the same infinity.
+    const bool ref_finite = std::isfinite(ref[i]);
+    const bool nonfinite_ok = std::isnan(ref[i]) ? std::isnan(got) : got == ref[i];
+    const bool ok = empty ? (h_out[i] == 0) : ref_finite ? (std::isfinite(got) && err <= tol) : nonfinite_ok;
     if (!ok) ++bad;
     if (!(err <= max_abs)) max_abs = err;
     const double ratio = err / tol;
@@ -249,8 +278,9 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   if (c.with_lse) {
     for (size_t i = 0; i < lse_n; ++i) {
       const bool empty = std::isinf(ref_lse[i]);
-      const bool ok = empty ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
-                            : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
+      const bool ok = std::isnan(ref_lse[i]) ? std::isnan(h_lse[i])
+                      : empty               ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
+                                            : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
       if (!ok) ++bad_lse;
       if (!empty && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
     }
@@ -280,7 +310,10 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   return bad + bad_lse;
 }
 
-const int kHeadDims[4][2] = {{64, 64}, {128, 128}, {256, 256}, {192, 128}};
+// THE built-in list (include/zyfa/head_dims.hpp).
+#define ZYFA_TEST_HEAD_DIMS_(QK, V) {QK, V},
+const int kHeadDims[][2] = {ZYFA_BUILTIN_HEAD_DIMS(ZYFA_TEST_HEAD_DIMS_)};
+#undef ZYFA_TEST_HEAD_DIMS_
 
 }  // namespace
 
@@ -445,11 +478,65 @@ TEST_CASE("small: custom head dims through bf16::launch<KernelConfig> (examples/
     c.seqlen_k = 130;
     c.dqk = c.dv = 96;
     c.causal = causal;
-    c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<96, 96, 128, 64, 4>>;
+    c.launcher = &zyfa::bf16::launch<zyfa::bf16::KernelConfig<96, 96, 128, 64, 4>>;
     run_case(c);
     c.dqk = 160;
     c.dv = 64;
-    c.launcher = &zyfa::bf16::launch<zyfa::kernels::KernelConfig<160, 64, 128, 64, 4>>;
+    c.launcher = &zyfa::bf16::launch<zyfa::bf16::KernelConfig<160, 64, 128, 64, 4>>;
+    run_case(c);
+  }
+}
+
+TEST_CASE("small: head dims that are not multiples of 32 (80, 96, 112: Phi and others) on padded tiles") {
+  // The configurations of tests/gpu/builtin_kernels.hip (compiled without spills in CI).
+  struct Custom {
+    int d;
+    zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t);
+  };
+  const Custom customs[] = {{80, &zyfa::bf16::launch<zyfa::bf16::KernelConfig<80, 80, 128, 64, 4>>},
+                            {96, &zyfa::bf16::launch<zyfa::bf16::KernelConfig<96, 96, 128, 64, 4>>},
+                            {112, &zyfa::bf16::launch<zyfa::bf16::KernelConfig<112, 112, 128, 32, 4>>}};
+  for (const Custom& cu : customs)
+    for (bool causal : {false, true})
+      for (int sq : {1, 65, 300}) {
+        Case c;
+        c.heads = 4;
+        c.heads_k = 2;
+        c.seqlen_q = sq;
+        c.seqlen_k = 257;
+        c.dqk = c.dv = cu.d;
+        c.causal = causal;
+        c.pad = 8;  // strided: the padding columns of the tile must come from zero-fill, not from the next head
+        c.poison_tail = 7;
+        c.launcher = cu.launcher;
+        run_case(c);
+      }
+}
+
+TEST_CASE("small: Inf/NaN in K and V at keys a row must not see never reach it (every head dim, causal tiles, tails)") {
+  // Smallest case first: seqlen 2, causal, V[1] = +Inf: row 0 sees only key 0 and must give V[0] exactly (the
+  // tolerance check, since p = 1); row 1 is non-finite exactly as the fp64 reference.
+  for (auto& hd : kHeadDims) {
+    Case c;
+    c.heads = c.heads_k = 1;
+    c.seqlen_q = c.seqlen_k = 2;
+    c.dqk = hd[0];
+    c.dv = hd[1];
+    c.causal = true;
+    c.poison_keys = {1};
+    run_case(c);
+    c.seqlen_q = c.seqlen_k = 130;  // NaN at key 100 must not reach rows 0..99 of the block
+    c.poison_keys = {100, 129};
+    run_case(c);
+    c.seqlen_q = 70;  // seqlen_q < seqlen_k, GQA, keys past seqlen_k poisoned too
+    c.seqlen_k = 300;
+    c.heads = 4;
+    c.heads_k = 2;
+    c.poison_keys = {250, 260, 299};
+    c.poison_tail = 20;
+    run_case(c);
+    c.causal = false;  // non-causal: only the keys past seqlen_k are unseen
+    c.poison_keys = {};
     run_case(c);
   }
 }

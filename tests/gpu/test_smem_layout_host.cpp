@@ -1,5 +1,5 @@
 // tests/gpu/test_smem_layout_host.cpp -- host checks (CI, no GPU) of the shared-memory layout the BF16 kernels use:
-// kernels/smem_layout.hpp's XOR swizzle is a permutation of each row's 16-byte chunks, 8 consecutive rows read at
+// bf16/smem_layout.hpp's XOR swizzle is a permutation of each row's 16-byte chunks, 8 consecutive rows read at
 // one logical chunk land in 8 (or 4) distinct chunk positions (no bank conflicts for ldmatrix / 16-byte ds_read),
 // and the closed form arch/sm90.hpp's LdsmAddr uses for precomputed ldmatrix addresses equals offset().
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -7,13 +7,13 @@
 
 #include <set>
 
-#include <zyfa/kernels/smem_layout.hpp>
+#include <zyfa/bf16/smem_layout.hpp>
 
 namespace {
 
 template <int Rows, int Cols>
 void check_layout() {
-  using L = zyfa::kernels::SwizzledTile<Rows, Cols>;
+  using L = zyfa::bf16::SwizzledTile<Rows, Cols>;
   INFO("tile " << Rows << "x" << Cols);
   std::set<int> all;
   for (int r = 0; r < Rows; ++r) {

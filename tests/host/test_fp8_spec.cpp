@@ -130,8 +130,8 @@ TEST_CASE("FP8 spec invariants: no probability above 448 before the cast, rounde
     s.seqlen_q = 70, s.seqlen_k = 200, s.num_heads = 2, s.num_heads_k = 1, s.head_dim_qk = s.head_dim_v = 128,
     s.causal = true;
     Problem pr(s, DType::e4m3fn, kd.q, kd.k, gaussian(37));
-    const auto k = zyfa::host::decode_k(pr.params, 0, 0), v = zyfa::host::decode_v(pr.params, 0, 0);
-    const auto q = zyfa::host::decode_q(pr.params, 0, 1);
+    const auto k = zyfa::host::read_k_head(pr.params, 0, 0), v = zyfa::host::read_v_head(pr.params, 0, 0);
+    const auto q = zyfa::host::read_q_head(pr.params, 0, 1);
     for (std::int64_t i = 0; i < s.seqlen_q; i += 3) {
       const std::int64_t n = zyfa::host::visible_keys(pr.params, i);
       const auto t = zyfa::host::fp8_logits_row(pr.params, q.row(i), k, n);

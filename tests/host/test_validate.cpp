@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include <random>
+#include <zyfa/bf16/fwd_args.hpp>
 #include <zyfa/zyfa.hpp>
 
 namespace {
@@ -442,7 +444,7 @@ TEST_CASE("needs_64bit_offsets: batch * num_heads * seqlen_q * 4 does not wrap")
   CHECK_FALSE(p.needs_64bit_offsets());
 }
 
-TEST_CASE("query_blocks: the launch grid size does not wrap (kernels/launch.hpp rejects > 2^31-1)") {
+TEST_CASE("query_blocks: the launch grid size does not wrap (bf16/launch.hpp rejects > 2^31-1)") {
   zyfa::AttentionParams p;
   p.seqlen_q = std::numeric_limits<std::int32_t>::max(), p.batch = std::int64_t(1) << 20,
   p.num_heads = std::int64_t(1) << 20;
@@ -457,4 +459,35 @@ TEST_CASE("query_blocks: the launch grid size does not wrap (kernels/launch.hpp 
   CHECK(p.query_blocks(0) == 0);
   p.batch = 1, p.num_heads = 1 << 16, p.seqlen_q = std::int64_t(1) << 30;  // 2^23 * 2^16 = 2^39 blocks
   CHECK(p.query_blocks(128) == std::int64_t(1) << 39);
+}
+
+TEST_CASE("scale_softmax_log2: one value for the host specification and the kernels, bit for bit (100k random scales)") {
+  // The BF16 kernels' argument (bf16/fwd_args.hpp), the host specification (params.scale_softmax_log2) and the
+  // formula ((q_descale * k_descale) * softmax_scale) * log2(e) in fp32 agree on every scale, bf16 and FP8.
+  std::mt19937 gen(12345);
+  std::uniform_real_distribution<float> log_scale(-12.0f, 4.0f), log_descale(-6.0f, 6.0f);
+  std::vector<std::uint16_t> h(4 * 16 * 64, 0);
+  std::vector<std::uint8_t> h8(4 * 16 * 64, 0);
+  int mismatches = 0;
+  for (int it = 0; it < 100000; ++it) {
+    const bool fp8 = it % 2 == 1;
+    zyfa::AttentionOptions opt;
+    opt.softmax_scale = std::exp2(log_scale(gen));
+    if (fp8) {
+      opt.q_descale = std::exp2(log_descale(gen));
+      opt.k_descale = std::exp2(log_descale(gen));
+    }
+    const auto dt = fp8 ? zyfa::DType::e4m3fn : zyfa::DType::bf16;
+    void* in = fp8 ? static_cast<void*>(h8.data()) : static_cast<void*>(h.data());
+    const auto t = zyfa::TensorRef::contiguous(in, dt, 1, 4, 4, 64);
+    std::vector<std::uint16_t> o(4 * 4 * 64);
+    const auto out = zyfa::TensorRef::contiguous(o.data(), zyfa::DType::bf16, 1, 4, 4, 64);
+    zyfa::AttentionParams p;
+    REQUIRE(zyfa::make_params(t, t, t, out, nullptr, opt, &p));
+    const float expect = ((opt.q_descale * opt.k_descale) * *opt.softmax_scale) * zyfa::kLog2e;
+    const zyfa::bf16::FwdArgs a = zyfa::bf16::make_fwd_args(p, 128);
+    mismatches += zyfa::float_bits(p.scale_softmax_log2) != zyfa::float_bits(expect);
+    if (!fp8) mismatches += zyfa::float_bits(a.scale_log2) != zyfa::float_bits(expect);
+  }
+  CHECK(mismatches == 0);
 }

@@ -1,8 +1,8 @@
-"""End-to-end: zyfa's BF16 forward attention kernel (include/zyfa/kernels, issue 4), compiled for gfx950 by
-clang-22 at test time (tests/emu_kernels/bf16_attention.hip), runs in the gfx950 emulator on small shapes and
-matches an fp64 numpy reference within bf16 tolerance: head dims 128 and 192/128 (and 64, 256 once each),
-causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that see no key,
-a strided q."""
+"""End-to-end: zyfa's BF16 forward attention kernel (include/zyfa/bf16), compiled for gfx950 by clang-22 at test
+time (tests/emu_kernels/bf16_attention.hip), runs in the gfx950 emulator on small shapes and matches an fp64 numpy
+reference within bf16 tolerance: head dims 128 and 192/128 (and every other built-in pair once), the padded custom
+pair (80, 80), causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that
+see no key, a strided q, and Inf/NaN poison in K and V at keys a row must not see."""
 import json
 import re
 import pathlib
@@ -15,6 +15,7 @@ import pytest
 
 from gfx950emu import Machine, Program, Semantics
 from gfx950emu.toolchain import compile_hip_to_asm
+from head_dims import builtin_head_dims
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIELDS = ["q", "k", "v", "out", "lse", "q_batch_stride", "q_row_stride", "q_head_stride", "k_batch_stride",
@@ -25,14 +26,14 @@ FIELDS = ["q", "k", "v", "out", "lse", "q_batch_stride", "q_row_stride", "q_head
 _LAYOUT_SRC = r"""
 #include <cstddef>
 #include <cstdio>
-#include <zyfa/kernels/fwd_args.hpp>
+#include <zyfa/bf16/fwd_args.hpp>
 #include <zyfa/tile_config.hpp>
-#define F(x) std::printf("\"%s\": [%zu, %zu], ", #x, offsetof(zyfa::kernels::FwdArgs, x), \
-                         sizeof(((zyfa::kernels::FwdArgs*)0)->x));
+#define F(x) std::printf("\"%s\": [%zu, %zu], ", #x, offsetof(zyfa::bf16::FwdArgs, x), \
+                         sizeof(((zyfa::bf16::FwdArgs*)0)->x));
 int main() {
   std::printf("{");
   %FIELDS%
-  std::printf("\"sizeof\": [%zu, 0]}\n", sizeof(zyfa::kernels::FwdArgs));
+  std::printf("\"sizeof\": [%zu, 0]}\n", sizeof(zyfa::bf16::FwdArgs));
 }
 """
 
@@ -54,16 +55,17 @@ def _build(tmp_path_factory, arch, semantics=None):
     text = _TEXT[arch]
     prog = Program.from_asm_text(text, semantics)
     launch = {}
-    for dqk, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
+    configs = builtin_head_dims() + [(80, 80)]  # (80, 80): a custom pair on padded tiles
+    for dqk, dv in configs:
         m = re.search(rf"zyfa_emu_launch_{dqk}_{dv}:\s*\.long\s+(\d+).*?\.long\s+(\d+).*?\.long\s+(\d+)", text, re.S)
         assert m, f"launch constants for ({dqk}, {dv}) not found in the assembly"
         launch[(dqk, dv)] = tuple(int(x) for x in m.groups())  # (dynamic LDS bytes, threads, BlockM)
     names = {}
     for n in prog.kernels:
-        for dqk, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
+        for dqk, dv in configs:
             if f"KernelConfigILi{dqk}ELi{dv}E" in n:
                 names[(dqk, dv)] = n
-    assert len(names) == 4, list(prog.kernels)
+    assert len(names) == len(configs), list(prog.kernels)
     return prog, names, layout, launch
 
 
@@ -124,6 +126,7 @@ CASES = [  # (dqk, dv, batch, seqlen_q, seqlen_k, num_heads, num_heads_k, causal
     (192, 128, 1, 129, 65, 1, 1, False, 0),     # 2 query tiles (129 rows), 2 key tiles
     (64, 64, 1, 100, 150, 2, 1, True, 0),       # the other built-ins, once each
     (256, 256, 1, 70, 90, 2, 2, False, 0),
+    (80, 80, 1, 70, 90, 2, 1, True, 8),         # custom head dims, padded to 96 inside the kernel
 ]
 
 
@@ -146,7 +149,21 @@ def test_bf16_attention_fp32_block_accumulation(kernel_fp32_block):
     run_case(kernel_fp32_block, CASES[0])
 
 
-def run_case(kernel, case):
+POISON_CASES = [  # (case, poisoned keys): causal tiles crossing the diagonal, Inf/NaN in K and V
+    ((64, 64, 1, 2, 2, 1, 1, True, 0), [1]),                 # the smallest: row 0 must give exactly V[0]
+    ((128, 128, 1, 130, 130, 1, 1, True, 0), [100, 129]),   # NaN at key 100 must not reach rows 0..99
+    ((128, 128, 1, 40, 100, 2, 1, True, 0), [70, 99]),      # seqlen_q < seqlen_k, GQA
+]
+
+
+@pytest.mark.parametrize("case,keys", POISON_CASES, ids=lambda c: str(c))
+def test_bf16_attention_masked_nonfinite_keys(kernel, case, keys):
+    """Inf/NaN in K and V at keys a row must not see (causal) never reach that row; rows that see them are
+    non-finite, as in the fp64 reference."""
+    run_case(kernel, case, poison_keys=keys)
+
+
+def run_case(kernel, case, poison_keys=()):
     prog, names, layout, launch = kernel
     dqk, dv, b, sq, sk, h, hk, causal, pad = case
     rng = np.random.default_rng(hash(case) % 2 ** 32)
@@ -154,6 +171,10 @@ def run_case(kernel, case):
     q = qs[:, :, : h * dqk].reshape(b, sq, h, dqk)
     k = (rng.standard_normal((b, sk, hk, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
     v = rng.standard_normal((b, sk, hk, dv)).astype(ml_dtypes.bfloat16)
+    for i, key in enumerate(poison_keys):  # +Inf, NaN, -Inf in V and NaN/Inf in K at the poisoned keys
+        v[:, key, :, i % dv] = [np.inf, np.nan, -np.inf][i % 3]
+        v[:, key, :, (i + 7) % dv] = np.nan
+        k[:, key, :, 3] = [np.nan, np.inf][i % 2]
     m = Machine(prog)
     pq, pk, pv = m.upload(qs), m.upload(k), m.upload(v)
     po = m.upload(np.full((b, sq, h, dv), 0x7FC0, np.uint16))  # poisoned with NaN
@@ -167,13 +188,21 @@ def run_case(kernel, case):
                 v_batch_stride=sk * hk * dv, v_row_stride=hk * dv, v_head_stride=dv,
                 o_batch_stride=sq * h * dv, o_row_stride=h * dv, o_head_stride=dv,
                 batch=b, seqlen_q=sq, seqlen_k=sk, num_heads=h, group_size=h // hk, num_m_blocks=mb,
-                causal=int(causal), causal_offset=sk - sq, scale_log2=scale * 1.4426950408889634)
+                causal=int(causal), causal_offset=sk - sq,
+                scale_log2=float(np.float32(scale) * np.float32(1.4426950408889634)))  # params.hpp
     m.launch(names[(dqk, dv)], grid=(mb * b * h, 1, 1), block=(threads, 1, 1), kernarg=pack_args(layout, vals),
              dynamic_lds=smem)
     out = m.download(po, ml_dtypes.bfloat16, (b, sq, h, dv)).astype(np.float64)
     lse = m.download(pl, np.float32, (b, h, sq)).astype(np.float64)
     ref, ref_lse = reference(q, k, v, causal, scale)
-    assert np.isfinite(out).all(), "output has NaN (unwritten or invalid)"
+    if poison_keys:  # rows that see a poisoned key: non-finite exactly where the reference is; the rest as usual
+        sees = np.arange(sq) + sk - sq >= min(poison_keys)  # [sq]
+        bad_ref = ~np.isfinite(ref) | sees[None, :, None, None]
+        assert not np.isfinite(out[:, sees]).all(), "a row that sees an Inf/NaN key came out finite"
+        out, ref = np.where(bad_ref, 0.0, out), np.where(bad_ref, 0.0, ref)
+        lse_ok = ~sees[None, None, :]
+        lse, ref_lse = np.where(lse_ok, lse, 0.0), np.where(lse_ok, ref_lse, 0.0)
+    assert np.isfinite(out).all(), "output has NaN (unwritten or invalid, or a masked Inf/NaN key leaked)"
     # bf16 tolerance: one bf16 ulp relative (2^-7) plus 2^-8 absolute (P is rounded to bf16 before P·V)
     err = np.abs(out - ref)
     tol = 2.0 ** -7 * np.abs(ref) + 2.0 ** -8

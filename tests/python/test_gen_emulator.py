@@ -97,7 +97,7 @@ def test_full_range_values_scales_strides(program):
 
 
 def test_embedded_code_object_bytes_run_in_the_emulator(tmp_path):
-    """The byte array shipped in include/zyfa/fp8/*.inc (disassembled with its kernel descriptor and metadata by
+    """The byte array shipped in include/zyfa/fp8/gfx950/*.inc (disassembled with its kernel descriptor and metadata by
     the emulator) computes the same S as the reference: the header, not only the .s, is checked."""
     import re
     inc = (ROOT / "include" / "zyfa" / "fp8" / f"{NAME}.inc").read_text()

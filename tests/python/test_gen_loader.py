@@ -1,4 +1,4 @@
-"""FP8 loader/launcher headers (include/zyfa/fp8/): the platform-free parts run on the host (g++), the HIP parts
+"""FP8 loader/launcher headers (include/zyfa/fp8/gfx950/): the platform-free parts run on the host (g++), the HIP parts
 compile for AMD (clang-22 host pass with HIP 5.2 headers + gfx950 device pass)."""
 import pathlib
 import shutil
@@ -9,8 +9,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 HOST_PROGRAM = r"""
-#include <zyfa/fp8/arch_name.hpp>
-#include <zyfa/fp8/qk_block.hpp>
+#include <zyfa/fp8/gfx950/arch_name.hpp>
+#include <zyfa/fp8/gfx950/qk_block.hpp>
 #include <cstdio>
 #include <cstddef>
 using namespace zyfa::fp8;

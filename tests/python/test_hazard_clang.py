@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS_DIR = ROOT / "tools" / "gfx950hazard" / "corpus"
 CORPUS = CORPUS_DIR / "mfma_kernels.hip"
 TARGETED = CORPUS_DIR / "targeted.hip"
-# zyfa's BF16 forward attention kernel (include/zyfa/kernels, hd 128 and 192/128) as the emulator tests compile it
+# zyfa's BF16 forward attention kernel (include/zyfa/bf16, hd 128 and 192/128) as the emulator tests compile it
 BF16_ATTENTION = ROOT / "tests" / "emu_kernels" / "bf16_attention.hip"
 NOP_LINE = re.compile(r"(?m)^\s*s_nop\s+\d+\s*(;.*)?\n")
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Generated-file check for zyfa's gfx950 FP8 kernels (docs/generator.md):
-#   1. regenerates asm/*.s and include/zyfa/fp8/*.inc in memory (tools/gen_asm.py --check) and fails on any
+#   1. regenerates asm/*.s and include/zyfa/fp8/gfx950/*.inc in memory (tools/gen_asm.py --check) and fails on any
 #      byte difference from the checked-in files;
 #   2. runs the gfx950 hazard checker on every checked-in asm/*.s;
-#   3. compiles the FP8 loader/launcher (include/zyfa/fp8/) for AMD: HIP host pass with Debian's HIP 5.2 headers
+#   3. compiles the FP8 loader/launcher (include/zyfa/fp8/gfx950/) for AMD: HIP host pass with Debian's HIP 5.2 headers
 #      (-fsyntax-only: no GPU runtime library is linked) and gfx950 device pass.
 # Needs python3 with numpy-free stdlib only, llvm-mc-22, ld.lld-22, llvm-objcopy-22, clang++-22.
 #   bash tools/ci/check_generated.sh

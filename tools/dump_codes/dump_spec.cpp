@@ -61,9 +61,9 @@ int main(int argc, char** argv) {
   std::vector<std::uint8_t> codes(B * H * SQ * SK, 0);
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t h = 0; h < H; ++h) {
-      const auto qm = zyfa::host::decode_q(p, b, h);
-      const auto km = zyfa::host::decode_k(p, b, h / p.group_size());
-      const auto vm = zyfa::host::decode_v(p, b, h / p.group_size());
+      const auto qm = zyfa::host::read_q_head(p, b, h);
+      const auto km = zyfa::host::read_k_head(p, b, h / p.group_size());
+      const auto vm = zyfa::host::read_v_head(p, b, h / p.group_size());
       for (std::int64_t i = 0; i < SQ; ++i) {
         zyfa::host::Fp8RowTrace tr;
         zyfa::host::fp8_row(p, recipe, zyfa::host::fp8_logits_row(p, qm.row(i), km, zyfa::host::visible_keys(p, i)), vm,

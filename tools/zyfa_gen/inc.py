@@ -1,4 +1,4 @@
-"""Writes include/zyfa/fp8/<kernel>.inc: the code object as a byte array plus the packed kernel-argument struct.
+"""Writes include/zyfa/fp8/gfx950/<kernel>.inc: the code object as a byte array plus the packed kernel-argument struct.
 
 The file is C++ meant to be #included inside no namespace (it opens ``zyfa::fp8::gen``); it needs <cstddef> and
 <cstdint>. Contents, for kernel K:
@@ -33,7 +33,7 @@ def render_inc(spec: KernelSpec, asm_text: str, code_object: bytes, source: str)
         f"// Assembly source: asm/{spec.name}.s  sha256 {s_sha}",
         f"// Code object ({len(code_object)} bytes, gfx950, code object v5)  sha256 {co_sha}",
         "// Regenerate: python3 tools/gen_asm.py   Check: bash tools/ci/check_generated.sh",
-        "// Included by include/zyfa/fp8/ headers; needs <cstddef> and <cstdint>.",
+        "// Included by include/zyfa/fp8/gfx950/ headers; needs <cstddef> and <cstdint>.",
         "",
         "namespace zyfa::fp8::gen {",
         "",

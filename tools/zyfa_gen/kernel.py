@@ -2,7 +2,7 @@
 
 The argument list is the single source of three things that must agree: the ``.amdgpu_metadata`` ``.args``
 entries, the ``.amdhsa_kernarg_size`` of the kernel descriptor, and the C++ argument struct written into the
-generated ``include/zyfa/fp8/<kernel>.inc`` (pinned there with ``static_assert(offsetof/sizeof)``).
+generated ``include/zyfa/fp8/gfx950/<kernel>.inc`` (pinned there with ``static_assert(offsetof/sizeof)``).
 """
 from __future__ import annotations
 

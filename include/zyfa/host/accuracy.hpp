@@ -29,7 +29,7 @@
 #include "../numeric/bf16.hpp"
 #include "../numeric/e4m3.hpp"
 #include "../params.hpp"
-#include "decode.hpp"
+#include "head_matrix.hpp"
 #include "fp32_attention.hpp"
 #include "fp8_spec.hpp"
 #include "reference.hpp"
@@ -92,7 +92,7 @@ inline float tensor_amax(const AttentionParams& p, int which) {
   float amax = 0;
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t h = 0; h < (which == 0 ? p.num_heads : p.num_heads_k); ++h) {
-      const HeadMatrix m = which == 0 ? decode_q(p, b, h) : which == 1 ? decode_k(p, b, h) : decode_v(p, b, h);
+      const HeadMatrix m = which == 0 ? read_q_head(p, b, h) : which == 1 ? read_k_head(p, b, h) : read_v_head(p, b, h);
       for (float x : m.data) amax = std::max(amax, std::fabs(x));
     }
   return amax;
@@ -129,19 +129,22 @@ inline std::vector<RecipeError> fp8_accuracy_report(const AttentionParams& p) {
     float* d[3] = {&p8.q_descale, &p8.k_descale, &p8.v_descale};
     for (int w = 0; w < 3; ++w) *d[w] = amax[w] > 0 ? amax[w] / kE4M3fnMax : 1.0f;
   }
+  // Descales changed: recompute the one log2-domain logit factor (params.hpp) for each view.
+  p8.scale_softmax_log2 = scale_softmax_log2(p8.softmax_scale, p8.q_descale, p8.k_descale);
+  p16.scale_softmax_log2 = scale_softmax_log2(p16.softmax_scale, 1.0f, 1.0f);
   detail::ErrorAccumulator acc[5];
   const std::int64_t dv = p.head_dim_v;
   std::vector<double> ref_out(static_cast<std::size_t>(dv)), p_ref, p_test;
   std::vector<float> out16(static_cast<std::size_t>(dv));
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
-      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+      const HeadMatrix k = read_k_head(p, b, hk), v = read_v_head(p, b, hk);
       const HeadMatrix k8 = fp8_in ? k : detail::quantized(k, p8.k_descale);
       const HeadMatrix v8 = fp8_in ? v : detail::quantized(v, p8.v_descale);
       const HeadMatrix k16 = fp8_in ? detail::dequantized_bf16(k, p.k_descale) : k;
       const HeadMatrix v16 = fp8_in ? detail::dequantized_bf16(v, p.v_descale) : v;
       for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const HeadMatrix q = decode_q(p, b, h);
+        const HeadMatrix q = read_q_head(p, b, h);
         const HeadMatrix q8 = fp8_in ? q : detail::quantized(q, p8.q_descale);
         const HeadMatrix q16 = fp8_in ? detail::dequantized_bf16(q, p.q_descale) : q;
         for (std::int64_t i = 0; i < p.seqlen_q; ++i) {

@@ -13,7 +13,7 @@
 #include "../status.hpp"
 #include "../tensor.hpp"
 #include "../validate.hpp"
-#include "decode.hpp"
+#include "head_matrix.hpp"
 #include "fp32_attention.hpp"
 #include "fp8_spec.hpp"
 

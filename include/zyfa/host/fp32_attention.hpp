@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "../params.hpp"
-#include "decode.hpp"
+#include "head_matrix.hpp"
 #include "../numeric/constants.hpp"  // kLog2e, kLn2
 #include "fp8_spec.hpp"
 
@@ -31,7 +31,7 @@ namespace zyfa::host {
 inline void fp32_attention_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k, const HeadMatrix& v,
                                std::int64_t i, float* out_row, float* lse, std::vector<double>* probs = nullptr) {
   const std::int64_t n = visible_keys(p, i), dv = p.head_dim_v;
-  const float c = ((q_descale_of(p) * k_descale_of(p)) * p.softmax_scale) * kLog2e;
+  const float c = p.scale_softmax_log2;  // ((q_descale * k_descale) * softmax_scale) * kLog2e, params.hpp
   if (probs) probs->assign(static_cast<std::size_t>(p.seqlen_k), 0.0);
   for (std::int64_t e = 0; e < dv; ++e) out_row[e] = 0.0f;
   if (n == 0) {

@@ -10,7 +10,7 @@
 //
 // Notation, per (batch b, query head h, query row i); key/value head hk = h / (num_heads / num_heads_k):
 //   q_i[d], k_j[d], v_j[d]: e4m3fn code VALUES (decoded exactly, descale not applied);
-//   n = visible_keys(p, i) (causal bottom-right, see decode.hpp); keys j >= n are masked (never read);
+//   n = visible_keys(p, i) (causal bottom-right, see head_matrix.hpp); keys j >= n are masked (never read);
 //   all arithmetic is IEEE fp32 with round-to-nearest-even unless stated, each line one rounding.
 //
 // STEP 1 (all recipes) -- logits in the log2 domain.
@@ -94,7 +94,7 @@
 #include "../numeric/e4m3.hpp"
 #include "../params.hpp"
 #include "../status.hpp"
-#include "decode.hpp"
+#include "head_matrix.hpp"
 
 namespace zyfa::host {
 
@@ -161,7 +161,7 @@ inline std::uint8_t lean_p_code(float y, int max_code) {
 /// [seqlen_k, head_dim_qk] hold stored e4m3 code values. Returns t [n].
 inline std::vector<float> fp8_logits_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
                                          std::int64_t n) {
-  const float c = ((p.q_descale * p.k_descale) * p.softmax_scale) * kLog2e;
+  const float c = p.scale_softmax_log2;  // ((q_descale * k_descale) * softmax_scale) * kLog2e, params.hpp
   std::vector<float> t(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) {
     const float* kr = k.row(j);
@@ -306,7 +306,7 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
 inline std::vector<double> fp8_probabilities(const AttentionParams& p, Fp8Recipe recipe, std::int64_t b, std::int64_t h,
                                              std::int64_t i) {
   const std::int64_t hk = h / p.group_size();
-  const HeadMatrix q = decode_q(p, b, h), k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+  const HeadMatrix q = read_q_head(p, b, h), k = read_k_head(p, b, hk), v = read_v_head(p, b, hk);
   std::vector<double> probs;
   fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v, &probs);
   return probs;

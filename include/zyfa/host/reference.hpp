@@ -17,7 +17,7 @@
 
 #include "../params.hpp"
 #include "../status.hpp"
-#include "decode.hpp"
+#include "head_matrix.hpp"
 
 namespace zyfa::host {
 
@@ -87,7 +87,7 @@ inline Status reference_attention(const AttentionParams& p, ReferenceOutput* r) 
 inline std::vector<double> reference_probabilities(const AttentionParams& p, std::int64_t b, std::int64_t h,
                                                    std::int64_t i) {
   const std::int64_t hk = h / p.group_size();
-  const HeadMatrix q = decode_q(p, b, h), k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+  const HeadMatrix q = read_q_head(p, b, h), k = read_k_head(p, b, hk), v = read_v_head(p, b, hk);
   std::vector<double> out(static_cast<std::size_t>(p.head_dim_v)), probs;
   double lse = 0;
   reference_row(p, q.row(i), k, v, i, out.data(), &lse, &probs);

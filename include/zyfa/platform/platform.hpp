@@ -37,6 +37,14 @@
 #define ZYFA_HOST_DEVICE __host__ __device__
 #define ZYFA_DEVICE __device__
 #define ZYFA_GLOBAL __global__
+/// A device function kept out of line on NVIDIA: its registers are then not part of the caller's allocation (a
+/// rarely taken path after a register-heavy loop). Inlined on AMD (zyfa's code objects and the gfx950 emulator use no
+/// calls).
+#if defined(__CUDACC__)
+#define ZYFA_COLD_DEVICE_FN __device__ __noinline__
+#else
+#define ZYFA_COLD_DEVICE_FN __device__ inline
+#endif
 #if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
 #define ZYFA_DEVICE_PASS 1
 #else

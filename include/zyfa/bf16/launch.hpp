@@ -1,4 +1,4 @@
-// zyfa/kernels/launch.hpp -- zyfa::bf16::launch<Config>: runs one BF16 forward kernel configuration.
+// zyfa/bf16/launch.hpp -- zyfa::bf16::launch<Config>: runs one BF16 forward kernel configuration.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -14,7 +14,7 @@
 
 namespace zyfa::bf16 {
 
-/// Launches the BF16 forward kernel built from `Config` (a kernels::KernelConfig) on `stream`.
+/// Launches the BF16 forward kernel built from `Config` (a KernelConfig) on `stream`.
 /// `params` must come from make_params (validated). Asynchronous: returns after the launch is queued.
 /// Errors: StatusCode::unsupported when params' dtype is not bf16, its head dims differ from Config's
 /// ("head_dim_qk: ..."), or the grid would exceed 2^31-1 blocks; StatusCode::runtime_error with the runtime's
@@ -36,8 +36,8 @@ Status launch(const AttentionParams& params, rt::stream_t stream) {
                                std::to_string(params.num_heads) + ") * ceil(seqlen_q (" +
                                std::to_string(params.seqlen_q) + ") / " + std::to_string(Config::kBlockM) +
                                ") blocks exceeds the grid limit 2^31-1");
-  const kernels::FwdArgs args = kernels::make_fwd_args(params, Config::kBlockM);
-  auto kernel = kernels::fwd_kernel<Config>;
+  const FwdArgs args = make_fwd_args(params, Config::kBlockM);
+  auto kernel = fwd_kernel<Config>;
   // Opt into > 48 KiB of dynamic shared memory on every launch (as FlashAttention does): the attribute belongs to
   // the current device's context, so a once-per-process opt-in would miss a second GPU. It is a cheap host call.
   const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Config::kSmemBytes);

@@ -1,4 +1,4 @@
-// zyfa/kernels/smem_layout.hpp -- the XOR-swizzled shared-memory (LDS) layout of Q/K/V tiles.
+// zyfa/bf16/smem_layout.hpp -- the XOR-swizzled shared-memory (LDS) layout of Q/K/V tiles.
 //
 // A tile is Rows x Cols bf16 elements, row-major, cut into 16-byte chunks (8 elements). Chunk c of row r
 // is stored at chunk position (c & ~(G-1)) | ((c ^ r) & (G-1)), G = 8 when a row has a multiple of 8
@@ -10,7 +10,7 @@
 #pragma once
 #include "../platform/platform.hpp"
 
-namespace zyfa::kernels {
+namespace zyfa::bf16 {
 
 /// A Rows x Cols bf16 tile in shared memory/LDS with the swizzle above; sizes in elements (kElems) and
 /// bytes (kBytes).
@@ -32,4 +32,4 @@ struct SwizzledTile {
   }
 };
 
-}  // namespace zyfa::kernels
+}  // namespace zyfa::bf16

@@ -1,4 +1,4 @@
-// zyfa/fp8/code_object.hpp -- loads zyfa's generated gfx950 code objects (include/zyfa/fp8/*.inc) with
+// zyfa/fp8/gfx950/code_object.hpp -- loads zyfa's generated gfx950 code objects (include/zyfa/fp8/gfx950/*.inc) with
 // hipModuleLoadData, once per (code object, device), thread-safe; launches with hipModuleLaunchKernel.
 // HIP on AMD only: the FP8 kernels are pre-generated gfx950 assembly (docs/design/DESIGN.md, docs/generator.md).
 // On other platforms this
@@ -19,8 +19,8 @@
 #include <string>
 #include <utility>
 
-#include "../platform/platform.hpp"
-#include "../status.hpp"
+#include "../../platform/platform.hpp"
+#include "../../status.hpp"
 #include "arch_name.hpp"
 
 #if ZYFA_PLATFORM_HIP

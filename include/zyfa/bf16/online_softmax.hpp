@@ -1,4 +1,4 @@
-// zyfa/kernels/online_softmax.hpp -- FlashAttention-2's online softmax on a thread's accumulator rows.
+// zyfa/bf16/online_softmax.hpp -- FlashAttention-2's online softmax on a thread's accumulator rows.
 //
 // Algorithm: Dao, "FlashAttention-2" (arXiv:2307.08691), Algorithm 1. Per query row the running max m (of
 // the raw scores) and a thread-partial running sum l of exp2 values are kept; the scale is folded into the
@@ -11,7 +11,7 @@
 #include "../platform/platform.hpp"
 #include "device_math.hpp"
 
-namespace zyfa::kernels {
+namespace zyfa::bf16 {
 
 /// Running max/sum of `Rows` query rows per thread (Tile::kRowsPerThread). SkipUnchangedRescale: rescale O
 /// only when some row max of the warp grew (true), or after every key tile
@@ -72,4 +72,4 @@ struct OnlineSoftmax {
   }
 };
 
-}  // namespace zyfa::kernels
+}  // namespace zyfa::bf16

@@ -1,4 +1,4 @@
-// zyfa/arch/cdna_wave_tile.hpp -- the wave tile of the BF16 forward kernel on AMD CDNA (gfx950, gfx942),
+// zyfa/bf16/tile_cdna.hpp -- the wave tile of the BF16 forward kernel on AMD CDNA (gfx950, gfx942),
 // built on a 32x32 (k16 per step) bf16 MFMA given as `Mfma` (gfx950.hpp / gfx942.hpp).
 //
 // A wave64 owns 32 query rows. Scores are computed transposed, S^T = K.Q^T (keys x queries), so that a
@@ -17,13 +17,17 @@
 #include <cstdint>
 
 #include "../platform/platform.hpp"
-#include "../kernels/device_math.hpp"
-#include "../kernels/smem_layout.hpp"
-#include "cdna_mfma_types.hpp"
+#include "../arch/cdna_mfma_types.hpp"
+#include "device_math.hpp"
+#include "smem_layout.hpp"
 
 #if ZYFA_PLATFORM_HIP
 
-namespace zyfa::arch::cdna {
+namespace zyfa::bf16 {
+
+using arch::cdna::bf16x8;
+using arch::cdna::f32x16;
+using arch::cdna::u32x4;
 
 /// 16 bytes from LDS or global memory (16-byte aligned).
 __device__ __forceinline__ bf16x8 load16(const std::uint16_t* p) {
@@ -38,13 +42,13 @@ __device__ __forceinline__ float swap_halves(float x, int lane) {
   return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((lane ^ 32) << 2, __builtin_bit_cast(int, x)));
 }
 
-/// The wave tile (matrix-op traits) fwd_kernel uses on AMD: the same static interface as sm90::WarpTile
-/// (kernels/fwd_kernel.hpp calls row_of/col_of/qk/pv/...). BlockM query rows and BlockN keys per block, head
+/// The wave tile (matrix-op traits) fwd_kernel uses on AMD: a model of the Tile contract (bf16/tile_contract.hpp),
+/// as Sm90WarpTile. BlockM query rows and BlockN keys per block, head
 /// dims DQK (q/k) and DV (v) in elements, Warps wave64s, Mfma one 32x32 k16 bf16 step (arch/gfx950.hpp,
 /// arch/gfx942.hpp). Per lane: one query row (kRowsPerThread = 1), kSCols = BlockN/2 scores and
 /// kOCols = DV/2 output values, indexed as in the file comment (col_of maps element i to its key / dv index).
 template <int BlockM, int BlockN, int DQK, int DV, int Warps, class Mfma>
-struct WaveTile32 {
+struct CdnaWaveTile32 {
   static constexpr int kWarpThreads = 64;
   static_assert(BlockM == 32 * Warps,
                 "cdna: each wave64 owns 32 query rows (the N of the 32x32 MFMA), so BlockM must be 32 * Warps.");
@@ -60,9 +64,9 @@ struct WaveTile32 {
     bf16x8 q[DQK / 16];
   };
 
-  using QLayout = kernels::SwizzledTile<BlockM, DQK>;  // unused (Q lives in VGPRs)
-  using KLayout = kernels::SwizzledTile<BlockN, DQK>;
-  using VLayout = kernels::SwizzledTile<BlockN, DV>;
+  using QLayout = SwizzledTile<BlockM, DQK>;  // unused (Q lives in VGPRs)
+  using KLayout = SwizzledTile<BlockN, DQK>;
+  using VLayout = SwizzledTile<BlockN, DV>;
 
   /// Query row (within the block) of this lane's accumulators.
   __device__ static int row_of(int warp, int lane, int) { return warp * 32 + lane % 32; }
@@ -74,7 +78,7 @@ struct WaveTile32 {
   __device__ static bool is_row_leader(int lane) { return lane < 32; }
 
   /// Max / sum over the two lanes (l, l ^ 32) that hold parts of one query row.
-  __device__ static float row_max(float x) { return kernels::fmax_(x, swap_halves(x, lane_id())); }
+  __device__ static float row_max(float x) { return fmax_(x, swap_halves(x, lane_id())); }
   __device__ static float row_sum(float x) { return x + swap_halves(x, lane_id()); }
   /// 2^x (v_exp_f32; base 2: the scores are already in the log2 domain).
   __device__ static float exp2(float x) { return zyfa::dev::exp2f_fast(x); }
@@ -82,15 +86,16 @@ struct WaveTile32 {
   __device__ static bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
 
   /// Loads this wave's Q rows into VGPRs. `gq` points to row 0 of the block's Q tile (bf16 bits, 16-byte
-  /// aligned rows), `row_stride` in elements; rows >= rows_valid read as zero.
+  /// aligned rows), `row_stride` in elements; rows >= rows_valid and head-dim columns >= cols_valid (a multiple of 8)
+  /// read as zero.
   __device__ static void load_q(QFrag& f, const std::uint16_t* gq, std::int64_t row_stride, int rows_valid,
-                                int warp, int lane) {
+                                int cols_valid, int warp, int lane) {
     const int row = row_of(warp, lane, 0);
     const std::uint16_t* src = gq + static_cast<std::int64_t>(row) * row_stride + 8 * (lane / 32);
 #pragma unroll
     for (int st = 0; st < DQK / 16; ++st) {
       u32x4 v = {0u, 0u, 0u, 0u};
-      if (row < rows_valid) v = *reinterpret_cast<const u32x4*>(src + 16 * st);
+      if (row < rows_valid && 16 * st + 8 * (lane / 32) < cols_valid) v = *reinterpret_cast<const u32x4*>(src + 16 * st);
       f.q[st] = __builtin_bit_cast(bf16x8, v);
     }
   }
@@ -157,6 +162,6 @@ struct WaveTile32 {
   __device__ static void wait_all() {}  ///< no-op (copies are synchronous)
 };
 
-}  // namespace zyfa::arch::cdna
+}  // namespace zyfa::bf16
 
 #endif  // ZYFA_PLATFORM_HIP

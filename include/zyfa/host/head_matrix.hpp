@@ -1,4 +1,4 @@
-// zyfa/host/decode.hpp -- reading q/k/v of an AttentionParams in host memory, one head at a time.
+// zyfa/host/head_matrix.hpp -- reading q/k/v of an AttentionParams in host memory, one head at a time.
 //
 // The host executable specification (reference.hpp, fp8_spec.hpp, fp32_attention.hpp) works on one
 // (batch, head) slice at a time. This header turns a strided BSHD slice into a dense row-major float
@@ -42,7 +42,7 @@ struct HeadMatrix {
 };
 
 namespace detail {
-inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std::int64_t cols, std::int64_t start,
+inline HeadMatrix read_head_slice(DType t, const void* base, std::int64_t rows, std::int64_t cols, std::int64_t start,
                                std::int64_t row_stride) {
   HeadMatrix m;
   m.rows = rows;
@@ -56,25 +56,25 @@ inline HeadMatrix decode_slice(DType t, const void* base, std::int64_t rows, std
 }  // namespace detail
 
 /// Stored values of q[b, :, h, :] as [seqlen_q, head_dim_qk] (h: query head). p's tensors must be in HOST
-/// memory and b/h in range (unchecked: make_params validated the strides). Same for decode_k / decode_v.
-inline HeadMatrix decode_q(const AttentionParams& p, std::int64_t b, std::int64_t h) {
-  return detail::decode_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk, b * p.q_batch_stride + h * p.q_head_stride,
+/// memory and b/h in range (unchecked: make_params validated the strides). Same for read_k_head / read_v_head.
+inline HeadMatrix read_q_head(const AttentionParams& p, std::int64_t b, std::int64_t h) {
+  return detail::read_head_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk, b * p.q_batch_stride + h * p.q_head_stride,
                               p.q_row_stride);
 }
 /// Stored values of k[b, :, hk, :] as [seqlen_k, head_dim_qk] (hk: key/value head).
-inline HeadMatrix decode_k(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::decode_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk, b * p.k_batch_stride + hk * p.k_head_stride,
+inline HeadMatrix read_k_head(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
+  return detail::read_head_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk, b * p.k_batch_stride + hk * p.k_head_stride,
                               p.k_row_stride);
 }
 /// Stored values of v[b, :, hk, :] as [seqlen_k, head_dim_v] (hk: key/value head).
-inline HeadMatrix decode_v(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::decode_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v, b * p.v_batch_stride + hk * p.v_head_stride,
+inline HeadMatrix read_v_head(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
+  return detail::read_head_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v, b * p.v_batch_stride + hk * p.v_head_stride,
                               p.v_row_stride);
 }
 
-/// Calls `f(b, h, i, q_row, k, v)` for every query row of `p` (tensors in HOST memory, as for decode_q):
-/// b batch, h query head, i query row, all std::int64_t; q_row (const float*) = decode_q(p, b, h).row(i),
-/// head_dim_qk stored values; k / v (const HeadMatrix&) = decode_k / decode_v(p, b, h / group_size()).
+/// Calls `f(b, h, i, q_row, k, v)` for every query row of `p` (tensors in HOST memory, as for read_q_head):
+/// b batch, h query head, i query row, all std::int64_t; q_row (const float*) = read_q_head(p, b, h).row(i),
+/// head_dim_qk stored values; k / v (const HeadMatrix&) = read_k_head / read_v_head(p, b, h / group_size()).
 /// Order: b, then key/value head hk, then the group_size() query heads of hk (h = hk * group_size() + ...),
 /// then i ascending. k and v are decoded once per (b, hk) and q once per (b, h); the references passed to
 /// `f` are valid only during the call. No errors (p from make_params).
@@ -82,9 +82,9 @@ template <class F>
 void for_each_query_row(const AttentionParams& p, F&& f) {
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t hk = 0; hk < p.num_heads_k; ++hk) {
-      const HeadMatrix k = decode_k(p, b, hk), v = decode_v(p, b, hk);
+      const HeadMatrix k = read_k_head(p, b, hk), v = read_v_head(p, b, hk);
       for (std::int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const HeadMatrix q = decode_q(p, b, h);
+        const HeadMatrix q = read_q_head(p, b, h);
         for (std::int64_t i = 0; i < p.seqlen_q; ++i) f(b, h, i, q.row(i), k, v);
       }
     }

@@ -1,11 +1,11 @@
-// zyfa/kernels/fwd_args.hpp -- the kernel-side argument struct of the BF16 forward kernels, built on the host
+// zyfa/bf16/fwd_args.hpp -- the kernel-side argument struct of the BF16 forward kernels, built on the host
 // from a validated AttentionParams (one copy per launch, passed by value).
 #pragma once
 #include <cstdint>
 
 #include "../params.hpp"
 
-namespace zyfa::kernels {
+namespace zyfa::bf16 {
 
 /// Raw pointers (bf16 as uint16_t bit patterns), element strides (int64: every offset is computed in 64
 /// bits) and sizes of one attention call. Layouts as AttentionParams (BSHD; lse [batch, num_heads, seqlen_q]).
@@ -23,7 +23,7 @@ struct FwdArgs {
   int num_m_blocks;  ///< ceil(seqlen_q / BlockM)
   int causal;        ///< 0 or 1
   int causal_offset; ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
-  float scale_log2;  ///< softmax_scale * log2(e): scores are exponentiated with exp2 in the log2 domain
+  float scale_log2;  ///< AttentionParams::scale_softmax_log2 = softmax_scale * log2(e): scores are exponentiated with exp2 in the log2 domain
 };
 
 /// Fills FwdArgs from validated params; `block_m` = query rows per block (Config::kBlockM). Sizes fit int
@@ -55,8 +55,8 @@ inline FwdArgs make_fwd_args(const AttentionParams& p, int block_m) {
   a.num_m_blocks = static_cast<int>((p.seqlen_q + block_m - 1) / block_m);
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
-  a.scale_log2 = static_cast<float>(static_cast<double>(p.softmax_scale) * 1.4426950408889634);  // log2(e)
+  a.scale_log2 = p.scale_softmax_log2;  // the one value every backend uses (params.hpp)
   return a;
 }
 
-}  // namespace zyfa::kernels
+}  // namespace zyfa::bf16

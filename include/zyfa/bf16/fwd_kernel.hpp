@@ -1,4 +1,4 @@
-// zyfa/kernels/fwd_kernel.hpp -- the BF16 causal/non-causal forward attention kernel (one template for
+// zyfa/bf16/fwd_kernel.hpp -- the BF16 causal/non-causal forward attention kernel (one template for
 // sm_90 and AMD CDNA; the arch differences live in Config::Tile, arch/*.hpp).
 //
 // One block computes BlockM query rows of one (batch, head): FlashAttention-2's forward loop (Dao 2023,
@@ -25,7 +25,7 @@
 
 #if !ZYFA_PLATFORM_HOST
 
-namespace zyfa::kernels {
+namespace zyfa::bf16 {
 
 /// Number of key tiles (of BlockN) visible to the query rows [m0, m0 + BlockM): 0 when every row of the
 /// block sees no key (causal with seqlen_q > seqlen_k).
@@ -41,6 +41,58 @@ __device__ __forceinline__ int visible_key_tiles(const FwdArgs& a, int m0) {
   return n_end;
 }
 
+/// True if some element V[key][d], key in [key_lo, key_hi), d < DV (bf16 bits at `gv`, row stride in elements) is
+/// Inf or NaN. The calling warp reads every element (lane-strided) and votes: the answer is warp-uniform, and the
+/// same in every warp of the block (no barrier needed).
+template <class Tile, int DV>
+__device__ bool keys_have_nonfinite_v(const std::uint16_t* gv, std::int64_t row_stride, int key_lo, int key_hi,
+                                      int lane) {
+  std::uint32_t bad = 0;
+  const int n = (key_hi - key_lo) * DV;
+#pragma unroll 1
+  for (int e = lane; e < n; e += Tile::kWarpThreads)
+    bad |= (gv[static_cast<std::int64_t>(key_lo + e / DV) * row_stride + e % DV] & 0x7F80u) + 0x80u;  // bit 15: Inf/NaN
+  return Tile::warp_any((bad & 0x8000u) != 0);
+}
+
+/// For each output element (row, d) this thread wrote: adds the Inf/NaN values V[key][d] of the keys in
+/// [key_lo, the row's last visible key] (the tiles that crossed the diagonal, whose non-finite V elements were
+/// zeroed in shared memory before P.V), read again from global memory, to the stored bf16 output. p > 0 times +-Inf
+/// is +-Inf and NaN stays NaN, so the element becomes what P.V would have given; rows that do not see a key never
+/// read it. Runs after the epilogue (the accumulators are dead: no register pressure on the key loop), only for
+/// blocks that met a non-finite V on the diagonal.
+template <class Tile, int DVReal, int R, int OC>
+ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t o_row_stride, const std::uint16_t* gv,
+                                        std::int64_t v_row_stride, int key_lo, int seqlen_k, int causal_offset,
+                                        int m0, int rows_valid, int warp, int lane) {
+#pragma unroll 1
+  for (int r = 0; r < R; ++r) {
+    const int row = Tile::row_of(warp, lane, r);
+    if (row >= rows_valid) continue;
+    const int last = imin_(seqlen_k - 1, m0 + row + causal_offset);
+#pragma unroll 1
+    for (int i = 0; i < OC; ++i) {
+      const int d = Tile::col_of(lane, i);
+      if (d >= DVReal) continue;
+      float add = 0.0f;
+      bool any = false;
+#pragma unroll 1
+      for (int j = key_lo; j <= last; ++j) {
+        const std::uint16_t bits = gv[static_cast<std::int64_t>(j) * v_row_stride + d];
+        if ((((bits & 0x7F80u) + 0x80u) & 0x8000u) != 0) {  // Inf/NaN
+          add += __builtin_bit_cast(float, static_cast<std::uint32_t>(bits) << 16);
+          any = true;
+        }
+      }
+      if (any) {
+        std::uint16_t* dst = go + static_cast<std::int64_t>(row) * o_row_stride + d;
+        const float out = __builtin_bit_cast(float, static_cast<std::uint32_t>(*dst) << 16) + add;
+        *dst = static_cast<std::uint16_t>(bf16_bits_rne(out));
+      }
+    }
+  }
+}
+
 /// The forward kernel for one KernelConfig. Launch (bf16::launch does it): grid = ceil(seqlen_q / BlockM) *
 /// batch * num_heads blocks in x (<= 2^31-1), Config::kThreads threads, Config::kSmemBytes bytes of dynamic
 /// shared memory (LDS). Reads q/k/v and writes out (and softmax_lse if non-null) as described by `a`.
@@ -48,7 +100,9 @@ template <class Config>
 __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) {
   using Tile = typename Config::Tile;
   constexpr int kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
-  constexpr int kDQK = Config::kDQK, kDV = Config::kDV, kThreads = Config::kThreads;
+  // Tile head dims (padded to multiples of 32) and the real ones: padding columns are zero-filled, never read.
+  constexpr int kDQK = Config::kDQKPad, kDV = Config::kDVPad, kThreads = Config::kThreads;
+  constexpr int kDQKReal = Config::kDQK, kDVReal = Config::kDV;
   constexpr int R = Tile::kRowsPerThread, SC = Tile::kSCols, OC = Tile::kOCols;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -87,14 +141,14 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
   const int n_tiles = visible_key_tiles<kBlockM, kBlockN>(a, m0);
   if (n_tiles > 0) {
     typename Tile::QFrag qf;
-    if constexpr (Tile::kQInSmem) copy_tile<Tile, kThreads, kBlockM, kDQK>(sq, gq, a.q_row_stride, rows_valid, tid);
+    if constexpr (Tile::kQInSmem) copy_tile<Tile, kThreads, kBlockM, kDQK, kDQKReal>(sq, gq, a.q_row_stride, rows_valid, tid);
     {
       const int n = n_tiles - 1;
-      copy_tile<Tile, kThreads, kBlockN, kDQK>(sk, gk + static_cast<std::int64_t>(n) * kBlockN * a.k_row_stride,
+      copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk, gk + static_cast<std::int64_t>(n) * kBlockN * a.k_row_stride,
                                                a.k_row_stride, a.seqlen_k - n * kBlockN, tid);
       Tile::commit();
     }
-    if constexpr (!Tile::kQInSmem) Tile::load_q(qf, gq, a.q_row_stride, rows_valid, warp, lane);
+    if constexpr (!Tile::kQInSmem) Tile::load_q(qf, gq, a.q_row_stride, rows_valid, kDQKReal, warp, lane);
 
 #pragma unroll 1
     for (int n = n_tiles - 1; n >= 0; --n) {
@@ -102,8 +156,16 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       const int tid_l = Tile::opaque(tid);
       Tile::wait_all();
       zyfa::dev::sync_threads();  // K[n] (and Q) visible; every warp is done with V[n+1]
-      copy_tile<Tile, kThreads, kBlockN, kDV>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
-                                              a.v_row_stride, a.seqlen_k - n0, tid_l);
+      // A tile crossing the causal diagonal holds keys some rows must not see: its V is copied with Inf/NaN
+      // replaced by 0 (P.V's MMA would turn 0 * Inf into NaN); the rows that do see them get them back after the
+      // loop (add_visible_nonfinite_v). Keys past seqlen_k are zero-filled by every copy.
+      const bool diag = a.causal && (n0 + kBlockN - 1 > m0 + a.causal_offset);
+      if (diag)
+        copy_tile_finite<kThreads, kBlockN, kDV, kDVReal>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
+                                                          a.v_row_stride, a.seqlen_k - n0, tid_l);
+      else
+        copy_tile<Tile, kThreads, kBlockN, kDV, kDVReal>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
+                                                         a.v_row_stride, a.seqlen_k - n0, tid_l);
       Tile::commit();
 
       float s[R][SC];
@@ -111,7 +173,6 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
 
       // Mask keys past seqlen_k and (causal) keys right of the diagonal; only tiles that cross them.
       const bool tail = n0 + kBlockN > a.seqlen_k;
-      const bool diag = a.causal && (n0 + kBlockN - 1 > m0 + a.causal_offset);
       if (tail || diag) {
         const int lane_l = Tile::opaque(lane);
 #pragma unroll
@@ -127,7 +188,7 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       Tile::wait_all();
       zyfa::dev::sync_threads();  // V[n] visible; every warp is done with K[n]
       if (n > 0) {
-        copy_tile<Tile, kThreads, kBlockN, kDQK>(sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride,
+        copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride,
                                                  a.k_row_stride, kBlockN, tid_l);
         Tile::commit();
       }
@@ -135,9 +196,17 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       Tile::pv(o, s, sv, lane);
     }
   }
-  store_output(o, sm, go, a.o_row_stride, glse, rows_valid, a.scale_log2, warp, lane);
+  store_output<kDVReal>(o, sm, go, a.o_row_stride, glse, rows_valid, a.scale_log2, warp, lane);
+  // Inf/NaN in V at keys of the diagonal tiles (zeroed in shared memory): rows that see them get them back.
+  if (a.causal && n_tiles > 0) {
+    const int first_diag = imax_(0, m0 + a.causal_offset + 1) / kBlockN;  // lowest tile crossing the diagonal
+    const int key_lo = first_diag * kBlockN, key_hi = imin_(a.seqlen_k, n_tiles * kBlockN);
+    if (key_lo < key_hi && keys_have_nonfinite_v<Tile, kDVReal>(gv, a.v_row_stride, key_lo, key_hi, lane))
+      add_visible_nonfinite_v<Tile, kDVReal, R, OC>(go, a.o_row_stride, gv, a.v_row_stride, key_lo, a.seqlen_k,
+                                                    a.causal_offset, m0, rows_valid, warp, lane);
+  }
 }
 
-}  // namespace zyfa::kernels
+}  // namespace zyfa::bf16
 
 #endif  // !ZYFA_PLATFORM_HOST

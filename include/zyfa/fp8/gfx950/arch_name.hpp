@@ -1,4 +1,4 @@
-// zyfa/fp8/arch_name.hpp -- parsing of the device architecture string for the FP8 code-object loader.
+// zyfa/fp8/gfx950/arch_name.hpp -- parsing of the device architecture string for the FP8 code-object loader.
 // Platform-free (host C++), so it is testable without a GPU runtime.
 #pragma once
 #include <cstring>

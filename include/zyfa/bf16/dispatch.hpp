@@ -1,0 +1,28 @@
+// zyfa/bf16/dispatch.hpp -- run-time dispatch of the BF16 kernels over the built-in head dims (head_dims.hpp).
+// Including it compiles every built-in kernel (unless ZYFA_SEPARATE_INSTANTIATION: bf16/builtin.hpp).
+#pragma once
+#include <string>
+
+#include "builtin.hpp"
+
+#if !ZYFA_PLATFORM_HOST
+
+namespace zyfa::bf16 {
+
+/// Runs the built-in kernel for params' head dims. Errors: StatusCode::unsupported naming head_dim_qk/head_dim_v
+/// and the built-in list when the pair is not built in; otherwise as launch<Config>.
+inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream) {
+#define ZYFA_BF16_DISPATCH_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) return launch_builtin<DQK, DV>(p, stream);
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_BF16_DISPATCH_)
+#undef ZYFA_BF16_DISPATCH_
+  return Status::unsupported("head_dim_qk/head_dim_v: (" + std::to_string(p.head_dim_qk) + ", " +
+                             std::to_string(p.head_dim_v) + ") is not a built-in pair (" + builtin_head_dims_text() +
+                             "); any other pair of multiples of 8 up to 256 runs "
+                             "through one instantiation of zyfa::bf16::launch<zyfa::bf16::KernelConfig<DQK, DV, "
+                             "BlockM, BlockN, Warps>> (examples/custom_head_dim)");
+}
+
+}  // namespace zyfa::bf16
+
+#endif  // !ZYFA_PLATFORM_HOST
