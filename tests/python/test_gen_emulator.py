@@ -100,7 +100,7 @@ def test_embedded_code_object_bytes_run_in_the_emulator(tmp_path):
     """The byte array shipped in include/zyfa/fp8/gfx950/*.inc (disassembled with its kernel descriptor and metadata by
     the emulator) computes the same S as the reference: the header, not only the .s, is checked."""
     import re
-    inc = (ROOT / "include" / "zyfa" / "fp8" / f"{NAME}.inc").read_text()
+    inc = (ROOT / "include" / "zyfa" / "fp8" / "gfx950" / f"{NAME}.inc").read_text()
     body = inc[inc.index("_code_object["):]
     co = tmp_path / "k.co"
     co.write_bytes(bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", body)))

@@ -1,0 +1,150 @@
+"""The one table of gfx950 (CDNA4, MI355X) instruction facts.
+
+Everything the tools need to know about an instruction *other than what it computes* lives here: its issue
+class (unit), MFMA shapes, register-tuple sizes and pass counts, which VALU ops are transcendental, which have
+two destinations or a tied accumulator, which scalar ops write no register. The emulator
+(:mod:`gfx950emu`), the hazard checker (:mod:`gfx950hazard`), the generator (:mod:`zyfa_gen`) and the cycle
+model (:mod:`gfx950isa.cycles`) import these tables; none of them keeps its own.
+
+Sources: ../shared/design/gfx950-facts.md (cited as "facts §n"), LLVM 22 (AMDGPU ``VOP1Instructions.td``
+TRANS flag, ``SIInstrInfo``/``GCNHazardRecognizer`` for pass counts, verified with ``llc-22``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MfmaShape", "MFMA_SHAPES", "F8F6F4_FORMATS", "mfma_shape", "mfma_passes", "mfma_flops", "TRANS",
+           "TWO_DST", "TIED_DST", "S_NO_DST", "SAVEEXEC", "VMEM_PREFIXES", "SMEM_LOAD_PREFIXES",
+           "SMEM_STORE_PREFIXES", "CALLS", "unit_of", "is_scaled_mfma"]
+
+
+@dataclass(frozen=True)
+class MfmaShape:
+    """One MFMA variant: output tile ``dim`` x ``dim``, depth ``k``, input element type, 32-bit registers per
+    lane of A/B and of C/D, and the pass count (1 pass = 4 cycles of the matrix pipe; facts §1.1: LLVM 22's
+    computeInstrLatency recovered from the wait states llc inserts, equal to the AMD blog's cycle column / 4).
+    For f8f6f4 the pass count given is the fp8/bf8 rate; :func:`mfma_passes` halves it when neither operand is
+    8-bit."""
+
+    dim: int
+    k: int
+    in_type: str  # "bf16", "f16", "fp8_fp8", ..., "f8f6f4"
+    ab_regs: int
+    cd_regs: int
+    passes: int
+
+    @property
+    def flops(self) -> int:
+        """2 * dim * dim * k (one multiply and one add per product)."""
+        return 2 * self.dim * self.dim * self.k
+
+
+MFMA_SHAPES: dict[str, MfmaShape] = {
+    "v_mfma_f32_32x32x16_bf16": MfmaShape(32, 16, "bf16", 4, 16, 8),
+    "v_mfma_f32_16x16x32_bf16": MfmaShape(16, 32, "bf16", 4, 4, 4),
+    "v_mfma_f32_32x32x8_bf16": MfmaShape(32, 8, "bf16", 2, 16, 8),  # gfx942's 32x32x8bf16_1k
+    "v_mfma_f32_32x32x8bf16_1k": MfmaShape(32, 8, "bf16", 2, 16, 8),
+    "v_mfma_f32_16x16x16_bf16": MfmaShape(16, 16, "bf16", 2, 4, 4),
+    "v_mfma_f32_16x16x16bf16_1k": MfmaShape(16, 16, "bf16", 2, 4, 4),
+    "v_mfma_f32_32x32x16_f16": MfmaShape(32, 16, "f16", 4, 16, 8),
+    "v_mfma_f32_16x16x32_f16": MfmaShape(16, 32, "f16", 4, 4, 4),
+    "v_mfma_f32_32x32x8_f16": MfmaShape(32, 8, "f16", 2, 16, 8),
+    "v_mfma_f32_16x16x16_f16": MfmaShape(16, 16, "f16", 2, 4, 4),
+    "v_mfma_f32_32x32x64_f8f6f4": MfmaShape(32, 64, "f8f6f4", 8, 16, 16),
+    "v_mfma_f32_16x16x128_f8f6f4": MfmaShape(16, 128, "f8f6f4", 8, 4, 8),
+    "v_mfma_scale_f32_32x32x64_f8f6f4": MfmaShape(32, 64, "f8f6f4", 8, 16, 16),
+    "v_mfma_scale_f32_16x16x128_f8f6f4": MfmaShape(16, 128, "f8f6f4", 8, 4, 8),
+}
+for _a in ("fp8", "bf8"):
+    for _b in ("fp8", "bf8"):
+        MFMA_SHAPES[f"v_mfma_f32_32x32x16_{_a}_{_b}"] = MfmaShape(32, 16, f"{_a}_{_b}", 2, 16, 8)
+        MFMA_SHAPES[f"v_mfma_f32_16x16x32_{_a}_{_b}"] = MfmaShape(16, 32, f"{_a}_{_b}", 2, 4, 4)
+
+# Pass counts of MFMAs the hazard checker knows but the emulator does not run (none today); every MFMA the
+# checker meets must be in MFMA_SHAPES, an unknown one is an error (its pass count decides wait states).
+
+#: f8f6f4 cbsz/blgp format codes (facts §1.3).
+F8F6F4_FORMATS = {0: "fp8", 1: "bf8", 2: "fp6", 3: "bf6", 4: "fp4"}
+
+
+def is_scaled_mfma(mnemonic: str) -> bool:
+    return mnemonic.startswith("v_mfma_scale_")
+
+
+def mfma_shape(mnemonic: str) -> MfmaShape | None:
+    """The shape of an MFMA mnemonic (``_e64`` suffix allowed), or None when it is not in the table."""
+    return MFMA_SHAPES.get(mnemonic.replace("_e64", ""))
+
+
+def mfma_passes(mnemonic: str, mods: dict) -> int:
+    """Pass count of an MFMA on gfx950. f8f6f4: 16 (32x32x64) / 8 (16x16x128) when A or B is fp8/bf8
+    (cbsz/blgp 0 or 1), else 8 / 4 (facts §1.1). Raises ValueError for MFMAs not in the table."""
+    shape = mfma_shape(mnemonic)
+    if shape is None:
+        raise ValueError(f"unknown MFMA {mnemonic!r}: its pass count is not in gfx950isa.table.MFMA_SHAPES")
+    if shape.in_type == "f8f6f4":
+        cbsz = int(mods.get("cbsz", 0))
+        blgp = int(mods.get("blgp", 0))
+        if not (cbsz <= 1 or blgp <= 1):
+            return shape.passes // 2
+    return shape.passes
+
+
+def mfma_flops(mnemonic: str) -> int:
+    shape = mfma_shape(mnemonic)
+    if shape is None:
+        raise ValueError(f"unknown MFMA {mnemonic!r}")
+    return shape.flops
+
+
+#: Transcendental VALU ops (LLVM's TRANS flag: VOP1Instructions.td). They issue on the transcendental unit
+#: (quarter rate, see gfx950isa.cycles) and have the trans->VALU forwarding hazard (facts §3#14).
+TRANS = frozenset({
+    "v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32", "v_sin_f32",
+    "v_cos_f32", "v_exp_f16", "v_log_f16", "v_rcp_f16", "v_rsq_f16", "v_sqrt_f16", "v_sin_f16", "v_cos_f16",
+    "v_rcp_f64", "v_rsq_f64", "v_sqrt_f64", "v_exp_legacy_f32", "v_log_legacy_f32",
+})
+#: VALU ops with two destinations (vdst, sdst) printed as the first two operands.
+TWO_DST = ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32",
+           "v_subbrev_co_u32", "v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32")
+#: VALU ops whose destination is also a source (tied accumulator: v_fmac, v_mac, v_dot*c); prefixes.
+TIED_DST = ("v_fmac", "v_mac_", "v_pk_fmac", "v_dot2c", "v_dot4c", "v_dot8c")
+#: SALU / SOPP ops that write no register; prefixes.
+S_NO_DST = ("s_cmp", "s_bitcmp", "s_waitcnt", "s_barrier", "s_endpgm", "s_branch", "s_cbranch", "s_setprio",
+            "s_sleep", "s_nop", "s_sendmsg", "s_trap", "s_icache_inv", "s_setreg", "s_set_gpr_idx",
+            "s_sethalt", "s_ttracedata", "s_dcache", "s_setkill", "s_incperflevel", "s_decperflevel")
+#: SALU ops that read and write EXEC besides their explicit operands; prefixes.
+SAVEEXEC = ("s_and_saveexec", "s_or_saveexec", "s_xor_saveexec", "s_andn2_saveexec", "s_orn2_saveexec",
+            "s_nand_saveexec", "s_nor_saveexec", "s_xnor_saveexec", "s_andn1_saveexec", "s_orn1_saveexec",
+            "s_andn1_wrexec", "s_andn2_wrexec")
+VMEM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
+SMEM_LOAD_PREFIXES = ("s_load", "s_buffer_load", "s_scratch_load", "s_memtime", "s_memrealtime")
+SMEM_STORE_PREFIXES = ("s_store", "s_buffer_store", "s_atc", "s_dcache")
+#: Calls and returns (not modelled by the emulator; end a basic block for the hazard checker's CFG).
+CALLS = ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_trap", "s_rfe_b64")
+
+
+def unit_of(base: str) -> str:
+    """Issue class of a mnemonic without encoding suffix: ``mfma``, ``trans``, ``valu``, ``vmem``, ``ds``,
+    ``smem``, ``salu``, ``nop``, ``branch``, ``end``, ``exp``; ``""`` when unknown."""
+    if base == "s_nop":
+        return "nop"
+    if base.startswith("s_endpgm"):
+        return "end"
+    if base == "s_branch" or base.startswith("s_cbranch"):
+        return "branch"
+    if base.startswith(("v_mfma", "v_smfmac")):
+        return "mfma"
+    if base.startswith(VMEM_PREFIXES):
+        return "vmem"
+    if base.startswith("ds_"):
+        return "ds"
+    if base.startswith(SMEM_LOAD_PREFIXES) or base.startswith(SMEM_STORE_PREFIXES):
+        return "smem"
+    if base.startswith("s_"):
+        return "salu"
+    if base.startswith("v_"):
+        return "trans" if base in TRANS else "valu"
+    if base.startswith("exp"):
+        return "exp"
+    return ""
