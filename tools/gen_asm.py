@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """zyfa's gfx950 assembly generator: kernel IR (tools/zyfa_gen/kernels/) -> asm/<kernel>.s -> code object
-(llvm-mc-22, ld.lld-22) -> include/zyfa/fp8/gfx950/<kernel>.inc (byte array + kernel-argument struct).
+(llvm-mc-22, ld.lld-22) -> include/zyfa/fp8/gfx950/<kernel>.inc (byte array + kernel-argument struct), and
+include/zyfa/fp8/gfx950/dispatch_table.inc (family + configuration -> kernel).
 
     python3 tools/gen_asm.py                 # regenerate every kernel in place
     python3 tools/gen_asm.py --check         # regenerate in memory, exit 1 if any checked-in file differs
@@ -17,7 +18,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from zyfa_gen import generate  # noqa: E402
+from zyfa_gen import dispatch, generate  # noqa: E402
 from zyfa_gen.kernels import ALL  # noqa: E402
 
 
@@ -25,6 +26,14 @@ def outputs(name: str):
     """{repo-relative path: text} of one kernel's generated files."""
     _, asm, _, inc = generate(name)
     return {f"asm/{name}.s": asm, f"include/zyfa/fp8/gfx950/{name}.inc": inc}
+
+
+def dispatch_output():
+    """{path: text} of the generated dispatch table (every kernel of ALL)."""
+    entries = []
+    for name, (mod, cfg) in ALL.items():
+        entries.append((mod.__name__.rsplit(".", 1)[-1], cfg, mod.build(cfg)))
+    return {dispatch.FILE: dispatch.render_dispatch(entries)}
 
 
 def main(argv=None) -> int:
@@ -44,7 +53,9 @@ def main(argv=None) -> int:
         if n not in ALL:
             print(f"gen_asm: unknown kernel {n!r}; known: {', '.join(sorted(ALL))}", file=sys.stderr)
             return 2
-        for rel, text in outputs(n).items():
+    jobs = [outputs(n) for n in names] + ([] if a.kernel else [dispatch_output()])
+    for out in jobs:
+        for rel, text in out.items():
             path = root / rel
             if a.check:
                 old = path.read_text() if path.exists() else None
@@ -62,7 +73,7 @@ def main(argv=None) -> int:
         known = set(ALL)
         for pattern in ("asm/*.s", "include/zyfa/fp8/gfx950/*.inc"):
             for path in sorted(root.glob(pattern)):
-                if path.name.rsplit(".", 1)[0] not in known:
+                if path.name.rsplit(".", 1)[0] not in known and str(path.relative_to(root)) != dispatch.FILE:
                     print(f"gen_asm: {path.relative_to(root)} has no generator kernel (delete it)", file=sys.stderr)
                     bad += 1
     return 1 if bad else 0

@@ -148,3 +148,77 @@ def unit_of(base: str) -> str:
     if base.startswith("exp"):
         return "exp"
     return ""
+
+
+# ------------------------------------------------------------------------------------------ operand signatures
+# Explicit operands of the instructions the generator builds, in assembler order: "role:classes:count".
+# classes: v VGPR, a AGPR, s SGPR (incl. vcc/exec/m0), i constant (inline or literal), l label, o the word
+# ``off``; count: 32-bit registers of a register operand (0 = any). Facts: LLVM 22 AMDGPU asm syntax (every
+# form assembles with llvm-mc-22 -mcpu=gfx950, tested); VOP3 forms take no literal on gfx9 (facts §2), so
+# their constants must be inline (the assembler rejects the rest).
+def _sig(*ops):
+    out = []
+    for o in ops:
+        role, cls, n = o.split(":")
+        out.append((role, cls, int(n)))
+    return tuple(out)
+
+
+SIGNATURES: dict[str, tuple] = {}
+for _m in ("s_mov_b32", "s_not_b32", "s_brev_b32"):
+    SIGNATURES[_m] = _sig("sdst:s:1", "src0:si:1")
+for _m in ("s_add_u32", "s_sub_u32", "s_add_i32", "s_sub_i32", "s_mul_i32", "s_and_b32", "s_or_b32", "s_xor_b32",
+           "s_lshl_b32", "s_lshr_b32", "s_ashr_i32", "s_min_u32", "s_max_u32", "s_min_i32", "s_max_i32",
+           "s_addc_u32", "s_subb_u32", "s_cselect_b32", "s_andn2_b32", "s_mul_hi_u32", "s_bfe_u32"):
+    SIGNATURES[_m] = _sig("sdst:s:1", "src0:si:1", "src1:si:1")
+for _m in ("s_mov_b64",):
+    SIGNATURES[_m] = _sig("sdst:s:2", "src0:si:2")
+for _m in ("s_cmp_eq_u32", "s_cmp_lg_u32", "s_cmp_lt_u32", "s_cmp_le_u32", "s_cmp_gt_u32", "s_cmp_ge_u32",
+           "s_cmp_lt_i32", "s_cmp_le_i32", "s_cmp_gt_i32", "s_cmp_ge_i32", "s_cmp_eq_i32"):
+    SIGNATURES[_m] = _sig("src0:si:1", "src1:si:1")
+for _n, _w in (("s_load_dword", 1), ("s_load_dwordx2", 2), ("s_load_dwordx4", 4), ("s_load_dwordx8", 8),
+               ("s_load_dwordx16", 16)):
+    SIGNATURES[_n] = _sig(f"sdst:s:{_w}", "sbase:s:2", "offset:i:1")
+for _m in ("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz", "s_cbranch_execz",
+           "s_cbranch_execnz"):
+    SIGNATURES[_m] = _sig("target:l:0")
+for _m in ("s_nop", "s_setprio", "s_sleep"):
+    SIGNATURES[_m] = _sig("simm16:i:0")
+for _m in ("s_barrier", "s_endpgm"):
+    SIGNATURES[_m] = ()
+for _m in ("v_mov_b32_e32", "v_exp_f32_e32", "v_log_f32_e32", "v_rcp_f32_e32", "v_cvt_f32_u32_e32",
+           "v_cvt_u32_f32_e32", "v_cvt_f32_i32_e32", "v_not_b32_e32", "v_bfrev_b32_e32", "v_rndne_f32_e32",
+           "v_floor_f32_e32", "v_cvt_f32_fp8_e32", "v_readfirstlane_b32"):
+    SIGNATURES[_m] = _sig("vdst:v:1", "src0:vsi:1")
+SIGNATURES["v_readfirstlane_b32"] = _sig("sdst:s:1", "src0:v:1")
+for _m in ("v_add_u32_e32", "v_sub_u32_e32", "v_subrev_u32_e32", "v_and_b32_e32", "v_or_b32_e32",
+           "v_xor_b32_e32", "v_lshlrev_b32_e32", "v_lshrrev_b32_e32", "v_ashrrev_i32_e32", "v_add_f32_e32",
+           "v_sub_f32_e32", "v_subrev_f32_e32", "v_mul_f32_e32", "v_max_f32_e32", "v_min_f32_e32",
+           "v_max_u32_e32", "v_min_u32_e32", "v_max_i32_e32", "v_min_i32_e32", "v_fmac_f32_e32",
+           "v_mul_u32_u24_e32", "v_cndmask_b32_e32"):
+    SIGNATURES[_m] = _sig("vdst:v:1", "src0:vsi:1", "src1:v:1")
+for _m in ("v_mul_lo_u32", "v_mul_hi_u32", "v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_ldexp_f32", "v_bfm_b32",
+           "v_pack_b32_f16", "v_cvt_pk_bf16_f32", "v_max_f32_e64", "v_add_f32_e64", "v_mul_f32_e64",
+           "v_lshlrev_b32_e64", "v_lshrrev_b32_e64", "v_and_b32_e64"):
+    SIGNATURES[_m] = _sig("vdst:v:1", "src0:vsi:1", "src1:vsi:1")
+for _m in ("v_lshl_add_u32", "v_add_lshl_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32", "v_add3_u32",
+           "v_fma_f32", "v_med3_f32", "v_max3_f32", "v_min3_f32", "v_bfe_u32", "v_perm_b32", "v_mad_u32_u24",
+           "v_cndmask_b32_e64", "v_bitop3_b32"):
+    SIGNATURES[_m] = _sig("vdst:v:1", "src0:vsi:1", "src1:vsi:1", "src2:vsi:1")
+SIGNATURES["v_cndmask_b32_e64"] = _sig("vdst:v:1", "src0:vsi:1", "src1:vsi:1", "mask:s:2")
+SIGNATURES["v_pk_mul_f32"] = _sig("vdst:v:2", "src0:vs:2", "src1:vs:2")
+SIGNATURES["v_pk_add_f32"] = _sig("vdst:v:2", "src0:vs:2", "src1:vs:2")
+SIGNATURES["v_pk_fma_f32"] = _sig("vdst:v:2", "src0:vs:2", "src1:vs:2", "src2:vs:2")
+SIGNATURES["v_accvgpr_read_b32"] = _sig("vdst:v:1", "src0:a:1")
+SIGNATURES["v_accvgpr_write_b32"] = _sig("vdst:a:1", "src0:vi:1")
+for _m in ("v_cmp_gt_u32_e64", "v_cmp_lt_u32_e64", "v_cmp_ge_u32_e64", "v_cmp_le_u32_e64", "v_cmp_eq_u32_e64",
+           "v_cmp_ne_u32_e64", "v_cmp_gt_i32_e64", "v_cmp_lt_i32_e64", "v_cmp_u_f32_e64", "v_cmp_gt_f32_e64"):
+    SIGNATURES[_m] = _sig("sdst:s:2", "src0:vsi:1", "src1:vsi:1")
+for _n, _w in (("ubyte", 1), ("dword", 1), ("dwordx2", 2), ("dwordx3", 3), ("dwordx4", 4), ("ushort", 1)):
+    SIGNATURES[f"buffer_load_{_n}"] = _sig(f"vdata:v:{_w}", "vaddr:vo:1", "srsrc:s:4", "soffset:si:1")
+for _n, _w in (("byte", 1), ("short", 1), ("dword", 1), ("dwordx2", 2), ("dwordx4", 4)):
+    SIGNATURES[f"buffer_store_{_n}"] = _sig(f"vdata:v:{_w}", "vaddr:vo:1", "srsrc:s:4", "soffset:si:1")
+for _n, _w in (("b32", 1), ("b64", 2), ("b128", 4), ("u8", 1), ("u16", 1)):
+    SIGNATURES[f"ds_read_{_n}"] = _sig(f"vdst:v:{_w}", "vaddr:v:1")
+for _n, _w in (("b32", 1), ("b64", 2), ("b128", 4), ("b8", 1), ("b16", 1)):
+    SIGNATURES[f"ds_write_{_n}"] = _sig("vaddr:v:1", f"vdata:v:{_w}")

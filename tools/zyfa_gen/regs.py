@@ -27,7 +27,8 @@ LIMITS = {"v": 256, "a": 256, "s": 102}
 
 
 class IRError(ValueError):
-    """Re-exported as zyfa_gen.ir.IRError."""
+    """An instruction that breaks a register rule (class, tuple size, alignment, overlap) or a lifetime rule (read
+    before written, never read, out of registers); the message names the register and the instruction."""
 
 
 @dataclasses.dataclass(eq=False)
