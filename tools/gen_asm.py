@@ -7,6 +7,7 @@ include/zyfa/fp8/gfx950/dispatch_table.inc (family + configuration -> kernel).
     python3 tools/gen_asm.py --check         # regenerate in memory, exit 1 if any checked-in file differs
     python3 tools/gen_asm.py --list          # kernel names
     python3 tools/gen_asm.py --kernel NAME   # only that kernel (with or without --check)
+    python3 tools/gen_asm.py --cycles        # modelled cycle report of every kernel + cycle-model calibration
 
 Every generated .s passes the gfx950hazard checker (the generator pads with s_nop and re-checks). Output is
 byte-for-byte reproducible for a given LLVM 22 release. Details: docs/generator.md.
@@ -42,7 +43,13 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print the kernel names")
     ap.add_argument("--kernel", action="append", help="generate only this kernel (repeatable)")
     ap.add_argument("--root", default=str(ROOT), help="repository root to write to / compare with")
+    ap.add_argument("--cycles", action="store_true", help="print the modelled cycle report; write nothing")
     a = ap.parse_args(argv)
+    if a.cycles:
+        from zyfa_gen.cycle_report import report_lines
+        gen = {n: generate(n)[1] for n in (a.kernel or sorted(ALL))}
+        print("\n".join(report_lines(gen)))
+        return 0
     if a.list:
         print("\n".join(sorted(ALL)))
         return 0

@@ -222,3 +222,67 @@ for _n, _w in (("b32", 1), ("b64", 2), ("b128", 4), ("u8", 1), ("u16", 1)):
     SIGNATURES[f"ds_read_{_n}"] = _sig(f"vdst:v:{_w}", "vaddr:v:1")
 for _n, _w in (("b32", 1), ("b64", 2), ("b128", 4), ("b8", 1), ("b16", 1)):
     SIGNATURES[f"ds_write_{_n}"] = _sig("vaddr:v:1", f"vdata:v:{_w}")
+
+
+# ------------------------------------------------------------------------------------------------- timing
+@dataclass(frozen=True)
+class Timing:
+    """Issue and latency of an issue class on one SIMD of gfx950, in clock cycles, and where the numbers come
+    from. ``occupancy``: cycles the class's pipe is busy for one wave64 instruction (a second instruction of the
+    class, from any wave on the SIMD, issues no earlier); ``latency``: cycles from issue until the result can be
+    read; ``source``: the citation."""
+    pipe: str
+    occupancy: int
+    latency: int
+    source: str
+
+
+#: Cycles of one issue slot: a SIMD is offered an issue cycle every 4 clocks, and a wave64 VALU op occupies the
+#: 16-lane SIMD for 4 clocks; LLVM expresses every AMDGPU latency in these units ("The latency values are
+#: 1 / (operations / cycle) / 4", SISchedule.td SICommonWriteRes). One hazard wait state is one slot.
+SLOT = 4
+
+_LLVM = "LLVM 22 AMDGPU SISchedule.td, SIDPGFX950FullSpeedModel/SICommonWriteRes"
+TIMING: dict[str, Timing] = {
+    "valu": Timing("valu", 4, 4, f"{_LLVM}: Write32Bit/WriteFloatFMA/WriteIntMul/Write64Bit = 1 slot"),
+    "valu_packed": Timing("valu", 4, 4, f"{_LLVM}: v_pk_*_f32 are Write64Bit = 1 slot on gfx950 (two fp32 per "
+                                        "lane per slot: packed FP32, facts §4 FP32 157.3 TF = 2x the scalar rate)"),
+    "valu_cvt": Timing("valu", 4, 4, f"{_LLVM}: WriteFloatCvt is 4 slots in SICommonWriteRes, but the gfx950 "
+                                     "model overrides conversions to full rate (WriteDoubleCvt 1); 1 slot used"),
+    "trans": Timing("valu", 8, 8, "CDNA4 doubles the transcendental rate of CDNA3 (quarter rate -> half rate): "
+                                  "2 slots. LLVM 22 still models WriteTrans32 = 4 slots for every target "
+                                  "(SICommonWriteRes); the ZYFA budget (exact-exp minus Lean P = 512 cycles for 64 "
+                                  "exponentials per lane) implies 8 cycles. [CALIBRATED: see docs/cycle-model.md]"),
+    "salu": Timing("salu", 4, 4, f"{_LLVM}: WriteSALU = 1 slot"),
+    "smem": Timing("smem", 4, 20, f"{_LLVM}: WriteSMEM = 5 slots"),
+    "ds": Timing("lds", 4, 20, f"{_LLVM}: WriteLDS = 5 slots ('can be between 2 and 64'); occupancy grows with "
+                               "the bytes moved, see LDS_BYTES_PER_CLK"),
+    "vmem": Timing("vmem", 4, 320, f"{_LLVM}: WriteVMEM = 80 slots (an L2-hit order of magnitude; HBM is slower)"),
+    "branch": Timing("salu", 4, 32, f"{_LLVM}: WriteBranch = 8 slots"),
+    "nop": Timing("none", 4, 0, "s_nop N = N+1 wait states = N+1 slots (facts §3; LLVM getNumWaitStates)"),
+    "barrier": Timing("none", 4, 4, "[MODEL] released one slot after the last wave arrives (LLVM's 500-slot "
+                                    "WriteBarrier is marked 'XXX: Guessed' and is not used)"),
+    "mfma": Timing("mfma", 0, 0, "facts §1.1: passes x 4 cycles (LLVM Write{2,4,8,16}PassMAI, ReleaseAtCycles = "
+                                 "passes; f8f6f4 with an fp8 operand 16/8 passes: WriteMFMAScale_*_F8F6F4)"),
+}
+#: LDS bandwidth per CU (CDNA4: 256 bytes/clock, twice CDNA3; chipsandcheese, "AMD's CDNA 4 Architecture
+#: Announcement", 2025); a SIMD's share when all four SIMDs read is a quarter of it.
+LDS_BYTES_PER_CLK_PER_CU = 256
+#: MI355X peak engine clock (facts §4) and matrix cores (SIMDs) on the chip, for modelled TFLOP/s.
+CLOCK_GHZ = 2.4
+SIMDS = 1024
+
+
+def timing_class(base: str, kind: str) -> str:
+    """TIMING key of an analysed instruction (base mnemonic, issue class from :func:`unit_of`)."""
+    if kind == "valu":
+        if base.startswith("v_pk_") and base.endswith("_f32"):
+            return "valu_packed"
+        if base.startswith("v_cvt"):
+            return "valu_cvt"
+        return "valu"
+    if kind == "end":
+        return "salu"
+    if kind == "exp":
+        return "vmem"
+    return kind
