@@ -197,3 +197,36 @@ def test_dispatch_table_lists_every_kernel_and_compiles_on_the_host(tmp_path):
     exe = tmp_path / "t"
     subprocess.run(["g++", "-std=c++17", "-I", str(ROOT / "include"), str(src), "-o", str(exe)], check=True)
     assert subprocess.run([str(exe)]).returncode == 0
+
+
+# ---------------------------------------------------------------------------------------------- unverified semantics
+def _mfma_items(pre, **mods):
+    p = Program()
+    for x in pre:
+        p.op(*x)
+    p.op("v_mfma_scale_f32_32x32x64_f8f6f4", V(0, 16), V(16, 8), V(24, 8), 0, V(40), V(41),
+         **({"op_sel_hi": [0, 0, 0]} | mods))
+    p.op("s_endpgm")
+    return p.items
+
+
+def test_generator_rejects_unverified_semantics():
+    from zyfa_gen.passes import UnverifiedSemantics, check_verified_semantics
+    check_verified_semantics(_mfma_items([("v_mov_b32_e32", V(40), 127), ("v_mov_b32_e32", V(41), 127)]))
+    with pytest.raises(UnverifiedSemantics, match="op_sel on the scale operands"):
+        check_verified_semantics(_mfma_items([], op_sel=[1, 0, 0]))
+    with pytest.raises(UnverifiedSemantics, match="op_sel_hi on the scale operands"):
+        check_verified_semantics(_mfma_items([], op_sel_hi=[0, 1, 0]))
+    with pytest.raises(UnverifiedSemantics, match="byte 0xFF"):
+        check_verified_semantics(_mfma_items([("v_mov_b32_e32", V(41), "0xff")]))
+    with pytest.raises(UnverifiedSemantics, match="byte 0xFF"):
+        check_verified_semantics(_mfma_items([("v_mov_b32_e32", V(40), -1)]))
+    low = ("v_cvt_pk_fp8_f32", V(16), V(50), V(51))
+    with pytest.raises(UnverifiedSemantics, match="high half"):
+        check_verified_semantics(_mfma_items([low]))
+    p = Program()
+    p.op(*low)
+    p.op("v_cvt_pk_fp8_f32", V(16), V(52), V(53), op_sel=[0, 0, 1])
+    p.op("v_add_u32_e32", V(60), V(16), V(16))
+    p.op("s_endpgm")
+    check_verified_semantics(p.items)

@@ -110,9 +110,21 @@ def mfma_compute(a: np.ndarray, bt: np.ndarray, c: np.ndarray, mode: str, sa=Non
     """D = C + A·B (float32 result). a: dim x K, bt: dim x K (B transposed), c: dim x dim float32.
 
     sa/sb: optional (dim, nblocks) int64 exponents (scale - 127 each) for 32-element K blocks; NaN blocks are
-    given as None-able float arrays by the caller through ``sa`` being float with NaN. mode: ``"fp64"`` or
-    ``"fp32_block"`` (Semantics.mfma_accumulate)."""
+    given as None-able float arrays by the caller through ``sa`` being float with NaN. mode
+    (Semantics.mfma_accumulate): ``"fp64"`` (exact sum, C added, one rounding), ``"fp32_seq"`` (fp32 accumulator
+    starting at C, one rounding after each product in k order, scaled products for the scaled MFMA) or
+    ``"fp32_block"`` (per 32-element K block a sequential fp32 sum from 0, scaled, then added to the fp32
+    accumulator)."""
     dim, k = a.shape
+    if mode == "fp32_seq":
+        acc = c.astype(np.float32)
+        for kk in range(k):
+            prod = np.outer(a[:, kk], bt[:, kk])  # exact in fp64 (8- and 16-bit inputs)
+            if sa is not None:
+                b = kk // 32
+                prod = prod * np.exp2(sa[:, b][:, None] + sb[:, b][None, :])
+            acc = (acc.astype(np.float64) + prod).astype(np.float32)
+        return acc
     blk = 32 if (sa is not None or mode == "fp32_block") else k
     blk = min(blk, k)
     nb = k // blk

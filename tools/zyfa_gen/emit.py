@@ -18,7 +18,7 @@ from gfx950hazard.checker import check
 from gfx950hazard.isa import parse
 
 from .ir import Comment, IRError, Label, Op
-from .passes import insert_nops, insert_waitcnt
+from .passes import UnverifiedSemantics, check_verified_semantics, insert_nops, insert_waitcnt
 from .kernel import KernelSpec
 
 __all__ = ["emit_kernel", "GeneratorError"]
@@ -35,6 +35,10 @@ def _body_lines(spec: KernelSpec) -> list:
     items = list(prog.items)
     if not items or not isinstance(items[-1], Op) or items[-1].mnemonic != "s_endpgm":
         raise GeneratorError(f"{spec.name}: program must end with s_endpgm")
+    try:
+        check_verified_semantics(items)
+    except UnverifiedSemantics as e:
+        raise GeneratorError(f"{spec.name}: {e}") from None
     items = insert_nops(insert_waitcnt(items))
     out = []
     for x in items:

@@ -28,11 +28,12 @@ import re
 from gfx950hazard.checker import required_nops
 from gfx950hazard.isa import parse
 from gfx950isa.roles import analyze
+from gfx950isa.roles import units as _units
 from gfx950isa.syntax import parse_instruction
 
 from .ir import Comment, Label, Op
 
-__all__ = ["insert_waitcnt", "insert_nops", "waitcnt_op"]
+__all__ = ["insert_waitcnt", "insert_nops", "waitcnt_op", "check_verified_semantics", "UnverifiedSemantics"]
 
 VMCNT_MAX, LGKMCNT_MAX = 63, 15
 
@@ -164,3 +165,75 @@ def insert_nops(items: list) -> list:
             seen += 1
         out.append(x)
     return out
+
+
+class UnverifiedSemantics(ValueError):
+    """A generated instruction relies on a behaviour the emulator marks unverified (gfx950-facts.md §7, §8)."""
+
+
+def _const_value(op) -> int | None:
+    if op.kind == "const" and isinstance(op.value, int):
+        return op.value & 0xFFFFFFFF
+    return None
+
+
+def check_verified_semantics(items: list) -> None:
+    """Rejects (UnverifiedSemantics) any use of a behaviour the emulator can only guess (its ``Semantics`` switches):
+
+    * ``op_sel``/``op_sel_hi`` on the scale operands of a scaled MFMA (which byte is used is disputed: facts §1.4,
+      §8.7) — the scale must be byte 0 with every select bit 0;
+    * an E8M0 scale byte 0xFF (NaN by the spec, 2^128 in AMD's emulator: facts §8.10): a scale register whose
+      byte 0 was last set to the constant 0xFF in straight-line code;
+    * reading a register after ``v_cvt_pk_fp8_f32``/``v_cvt_pk_bf8_f32`` wrote only its low half (LLVM keeps the
+      high half, AMD's emulator zeroes it: facts §8.13): write the low half, then the high half
+      (``op_sel:[0,0,1]``), then read.
+
+    Not checked statically: the per-lane/per-dword out-of-bounds rule of buffer loads (facts §6, §8.16–§8.18);
+    kernels keep every load either fully inside or fully outside a V#'s extent (documented per kernel)."""
+    const_of: dict = {}       # register unit -> 32-bit constant last written (straight-line)
+    low_only: dict = {}       # register unit -> text of the low-half fp8 convert that left the high half open
+    for x in items:
+        if isinstance(x, Label):
+            const_of.clear()
+            low_only.clear()
+            continue
+        if not isinstance(x, Op):
+            continue
+        ins = _facts(x)
+        m = ins.base
+        for r in ins.uses:
+            if r in low_only and not (m in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32") and r in ins.defs):
+                raise UnverifiedSemantics(
+                    f"{x.render()}: reads {r[0]}{r[1]} whose high half {low_only[r]!r} left undefined "
+                    "(v_cvt_pk_fp8_f32 without op_sel keeps or zeroes the other half: facts §8.13); write the "
+                    "high half (op_sel:[0,0,1]) before reading")
+        if ins.kind == "mfma" and m.startswith("v_mfma_scale_"):
+            for key in ("op_sel", "op_sel_hi"):
+                v = ins.mods.get(key)
+                if v is not None and any(v):
+                    raise UnverifiedSemantics(f"{x.render()}: {key} on the scale operands selects a byte only by "
+                                              "an unverified reading (facts §1.4, §8.7); keep scales in byte 0")
+            for op in ins.operands[4:6]:
+                for u in _units(op):
+                    c = const_of.get(u)
+                    if c is not None and c & 0xFF == 0xFF:
+                        raise UnverifiedSemantics(f"{x.render()}: scale register {u[0]}{u[1]} holds byte 0xFF "
+                                                  "(E8M0 NaN by the spec, 2^128 in AMD's emulator: facts §8.10)")
+        # track definitions
+        if m in ("v_mov_b32", "s_mov_b32") and len(ins.operands) == 2 and _const_value(ins.operands[1]) is not None:
+            for u in ins.defs:
+                const_of[u] = _const_value(ins.operands[1])
+        else:
+            for u in ins.defs:
+                const_of.pop(u, None)
+        if m in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32"):
+            sel = ins.mods.get("op_sel")
+            high = isinstance(sel, list) and len(sel) >= 3 and sel[-1] == 1
+            for u in ins.defs:
+                if high:
+                    low_only.pop(u, None)
+                else:
+                    low_only[u] = x.render()
+        else:
+            for u in ins.defs:
+                low_only.pop(u, None)
