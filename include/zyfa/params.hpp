@@ -1,5 +1,7 @@
 // zyfa/params.hpp -- the one plain parameter struct every backend consumes, and its host-side builder.
 #pragma once
+#include "platform/platform.hpp"  // first: its C++17 check must precede std::optional below
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
