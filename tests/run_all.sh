@@ -10,7 +10,8 @@ BUILD=${ZYFA_BUILD_DIR:-build}
 JOBS=${ZYFA_JOBS:-$(n=$(nproc); echo $((n > 4 ? 4 : n)))}
 PY=python3
 [ -x .venv/bin/python ] && PY="$PWD/.venv/bin/python"
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+# ON, not the default AUTO: a missing doctest or zlib must fail here instead of skipping tests.
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DZYFA_BUILD_TESTS=ON -DZYFA_BUILD_EXAMPLES=ON
 cmake --build "$BUILD" -j"$JOBS"
 ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS"
 ZYFA_BUILD_DIR="$BUILD" "$PY" -m pytest -q tests/python
