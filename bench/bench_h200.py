@@ -1,6 +1,6 @@
 """BF16 forward attention benchmark: zyfa vs PyTorch SDPA's flash and cuDNN backends, same process, same inputs.
 
-Run by bench/run_h200.sh on the device machine (needs torch with CUDA and nvcc):
+Run by bench/run_h200.sh on the GPU machine (needs torch with CUDA and nvcc):
     python3 bench/bench_h200.py --out DIR
 Shapes: 16K total tokens (batch = 16384 // seqlen), seqlen 512..16384, num_heads = 2048 // head_dim_v
 (MLA 192/128: 16 heads), causal (seqlen_q == seqlen_k, where SDPA's top-left is_causal equals zyfa's

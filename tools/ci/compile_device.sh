@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # ---------------------------------------------------------------------------------------------------------
-# Registered device translation units. Kernel owners: append one line per TU:
+# Registered device translation units, one line per TU:
 #   "<path from repo root>|<targets: comma list of gfx950,gfx942,sm_90a; empty = all>|<extra compiler flags>"
 # The same HIP source is compiled for every target (nvcc compiles it as CUDA: -x cu).
 DEVICE_TUS=(
@@ -107,7 +107,7 @@ if [ -f include/zyfa/flash_attn.hpp ]; then
   fi
 fi
 
-# Generated gfx950 FP8 code objects (issue 5): regenerate and diff, hazard-check asm/*.s, compile the loader.
+# Generated gfx950 FP8 code objects: regenerate and diff, hazard-check asm/*.s, compile the loader.
 bash tools/ci/check_generated.sh || fail=1
 "$PY" tools/ci/device_resources.py --self-test
 "$PY" tools/ci/device_resources.py "$MANIFEST" --markdown "$OUT/resources.md" || fail=1
