@@ -6,7 +6,7 @@ two destinations or a tied accumulator, which scalar ops write no register. The 
 (:mod:`gfx950emu`), the hazard checker (:mod:`gfx950hazard`), the generator (:mod:`zyfa_gen`) and the cycle
 model (:mod:`gfx950isa.cycles`) import these tables; none of them keeps its own.
 
-Sources: ../shared/design/gfx950-facts.md (cited as "facts §n"), LLVM 22 (AMDGPU ``VOP1Instructions.td``
+Sources: docs/design/gfx950-facts.md (cited as "facts §n"), LLVM 22 (AMDGPU ``VOP1Instructions.td``
 TRANS flag, ``SIInstrInfo``/``GCNHazardRecognizer`` for pass counts, verified with ``llc-22``).
 """
 from __future__ import annotations
