@@ -1,6 +1,6 @@
 // tests/gpu/test_flash_attn.cu -- GPU tests of zyfa::flash_attn_func (BF16) against the fp64 reference.
 //
-// Run on a machine with an NVIDIA GPU (bench/run_h200.sh builds and runs it on the lent H200):
+// Run on a machine with an NVIDIA GPU (bench/run_h200.sh builds and runs it on a GPU machine):
 //   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude -I<dir with doctest/doctest.h> \
 //        tests/gpu/test_flash_attn.cu -o test_flash_attn && ./test_flash_attn
 // Test cases whose name starts with "small" are the subset run under compute-sanitizer (-tc='small*').
