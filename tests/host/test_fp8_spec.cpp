@@ -334,3 +334,40 @@ TEST_CASE("peer recipes: tiles, gains, AITER hd256's fast-exp branch") {
     CHECK(r.lse == doctest::Approx(-std::log(w) * 1.0 + 0.0).epsilon(0.01));
   }
 }
+
+TEST_CASE("zyfa_v2: chord-corrected Lean P relative to each block's own max") {
+  // t = {0, -1, -0.5}: y = {120, 112, 116}; f = frac(y / 8) = {0, 0, 1/2}; the correction moves only the
+  // half-binade key: 116 - 2.745 * 1/4 = 115.31 -> code 115 (176, against 2^7.5 = 181.0; plain Lean P: 192).
+  const auto p = row_params(3, 16);
+  const auto v = identity_v(3, 16);
+  zyfa::host::Fp8RowTrace tr;
+  const auto r = zyfa::host::fp8_row(p, Fp8Recipe::zyfa_v2, {0.0f, -1.0f, -0.5f}, v, nullptr, &tr);
+  CHECK(tr.codes == std::vector<std::uint8_t>{120, 112, 115});
+  CHECK(zyfa::e4m3fn_to_float(115) == 176.0f);
+  const float l = (256.0f + 128.0f + 176.0f) * (1.0f / 256);
+  CHECK(tr.l == l);
+  CHECK(r.out[2] == (176.0f / 256 / l));
+  CHECK(r.lse == (0.0f + std::log2(l)) * zyfa::kLn2);
+  // Two blocks: the second block's max (t = -1.3) lands exactly on code 120; its scale 2^-1.3 * 2^-8 is fp32.
+  const std::int64_t n = 70;
+  auto p2 = row_params(n, 16);
+  const auto v2 = identity_v(n, 16);
+  std::vector<float> t(n, -3.0f);
+  t[0] = 0.0f;
+  t[65] = -1.3f;
+  const auto r2 = zyfa::host::fp8_row(p2, Fp8Recipe::zyfa_v2, t, v2, nullptr, &tr);
+  CHECK(tr.codes[0] == 120);
+  CHECK(tr.codes[65] == 120);
+  CHECK(tr.codes[1] == 96);    // 3 binades below the block max: exact (f = 0)
+  CHECK(tr.codes[64] == 106);  // 1.7 below its block max: y = 106.4, f = 0.3, 106.4 - 2.745 * 0.21 = 105.8
+  const double exact_w0 = 1.0 / (1.0 + 62 * std::exp2(-3.0) + 4 * std::exp2(-3.0) + std::exp2(-1.3) + 0.0);
+  CHECK(r2.out[0] == doctest::Approx(exact_w0).epsilon(0.03));
+  // zyfa_v2 never exceeds code 120 and is never worse than the published zyfa recipe on the sink problem
+  Shape sh;
+  sh.seqlen_q = sh.seqlen_k = 300, sh.num_heads = 2, sh.num_heads_k = 1, sh.causal = true;
+  Problem pr(sh, DType::e4m3fn, sink_q(5), sink_k(6), gaussian(7));
+  const auto e1 = zyfa::host::fp8_recipe_error(pr.params, Fp8Recipe::zyfa);
+  const auto e2 = zyfa::host::fp8_recipe_error(pr.params, Fp8Recipe::zyfa_v2);
+  MESSAGE("sink: zyfa_v2 / zyfa rel. Frobenius = ", e2.rel_fro_error / e1.rel_fro_error);
+  CHECK(e2.rel_fro_error < e1.rel_fro_error);
+}

@@ -6,6 +6,8 @@ Attention recipes (per layer, causal or Gemma 3's 512-key sliding window):
   fp64      float64 attention on the float32 q/k/v (the reference model);
   fp32      the float32 numpy attention of gguf_model.py (the model as captured);
   bf16      q/k/v rounded to bf16, float32 attention, output rounded to bf16 (zyfa's BF16 kernels' numerics);
+  fp8_inputs  q/k/v quantized to e4m3fn as below, then fp64 attention on the dequantized values, output rounded
+            to bf16: the part of every FP8 recipe's error that the input quantization alone causes;
   any Fp8Recipe name (zyfa, zyfa_exact, aiter_ck, aiter_asm_hd256, fa3, ...): q/k/v quantized per layer and per
             tensor to e4m3fn (descale amax/448), the C++ host specification (tools/accuracy/spec.py), output
             rounded to bf16;
@@ -46,6 +48,9 @@ def attention(recipe: str, cfg, layer: int, q, k, v, window):
     if recipe == "bf16":
         o = spec.attention_ref(spec.bf16(q), spec.bf16(k), spec.bf16(v), cfg.softmax_scale, w, dtype=F32)[0]
         return spec.bf16(o)
+    if recipe == "fp8_inputs":  # q/k/v quantized as for every FP8 recipe, then exact (fp64) attention
+        deq = [a.astype(F32) * d for a, d in (spec.quantize(q), spec.quantize(k), spec.quantize(v))]
+        return spec.bf16(spec.attention_ref(*deq, cfg.softmax_scale, w)[0])
     if recipe == "aiter":
         recipe = routed_aiter(cfg, layer)
     (q8, qd), (k8, kd), (v8, vd) = spec.quantize(q), spec.quantize(k), spec.quantize(v)

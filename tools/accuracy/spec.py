@@ -19,7 +19,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 FN = ml_dtypes.float8_e4m3fn
 F32 = np.float32
 #: Fp8Recipe values (fp8_spec.hpp, enum order)
-RECIPES = ["aiter_like", "scaled_p", "zyfa", "zyfa_exact", "aiter_asm_hd128", "aiter_asm_hd256", "aiter_ck", "fa3"]
+RECIPES = ["aiter_like", "scaled_p", "zyfa", "zyfa_exact", "aiter_asm_hd128", "aiter_asm_hd256", "aiter_ck", "fa3",
+           "zyfa_v2"]
 LSE_MODES = ["corrected", "exact", "mean_bias"]
 _LIB = None
 
@@ -29,7 +30,7 @@ def lib(build_dir: pathlib.Path | None = None):
     global _LIB
     if _LIB is not None:
         return _LIB
-    build_dir = build_dir or ROOT / "build" / "accuracy"
+    build_dir = build_dir or pathlib.Path(os.environ.get("ZYFA_ACCURACY_BUILD", ROOT / "build" / "accuracy"))
     build_dir.mkdir(parents=True, exist_ok=True)
     so = build_dir / "spec_capi.so"
     src = ROOT / "tools" / "accuracy" / "spec_capi.cpp"
@@ -55,7 +56,7 @@ def quantize(x: np.ndarray):
 
 
 def fp8_attention(recipe: str, q8, k8, v8, qd, kd, vd, scale: float, window: int = 0, key_lo: int = 0,
-                  key_hi: int | None = None, lse_mode: str = "corrected", block_max_code: int = 121,
+                  key_hi: int | None = None, lse_mode: str = "corrected", block_max_code: int = -1,
                   threads: int | None = None):
     """One causal layer [S, H, D] (e4m3fn arrays) through the C++ specification. Returns (out fp32 [S, H, DV],
     lse fp32 [H, S])."""

@@ -4,6 +4,10 @@
 // inputs:
 //   zyfa        Lean P + per-64-key-block power-of-two offset + rounded row sum + online softmax (default);
 //   zyfa_exact  as zyfa but each probability is an exact fp32 exp2 cast to e4m3 (RNE) instead of Lean P;
+//   zyfa_v2     the revised recipe (docs/fp8-accuracy.md): Lean P with a quadratic chord correction, each
+//               64-key block's codes taken relative to the block's OWN max (which lands exactly on code 120 =
+//               2^8), the block's fp32 scale 2^(m_blk - m_new - 8) applied to its P.V and row sum; no
+//               per-element exponential (one exp2 per row and block);
 //   aiter_like  two-pass idealisation: fp32 exp2(t - m) with the exact row max, P in [0, 1] cast straight to
 //               e4m3 (small probabilities become subnormals or 0), row sum of the fp32 (unrounded) P;
 //   scaled_p    as aiter_like but P * 256 is cast (two-pass idealisation of a scaled-P kernel).
@@ -90,6 +94,19 @@
 // every recipe, as in the bf16 path (fp32_attention.hpp). NaN in v_j makes the out columns it touches NaN.
 // No step has undefined behaviour for any input (kb is clamped to [0, 255] before any integer use).
 //
+// STEP 2 (zyfa_v2) -- as STEP 2 of zyfa, except (c = block_max_code, 120 by default):
+//   r      = m_blk, or m_new when m_blk == -inf (a block of -inf logits then gives codes 0 and weight 0)
+//   s_blk  = exp2f(r - m_new) * 2^-kTopExponent            (fp32; exactly 2^-8 when the block sets the max)
+//   per key: y_j = min(max((t_j - r) * 8 + (float)c, 0), c)  (NaN stays NaN: code 0x7F);
+//            u = y_j * 0.125 (exact);  f = u - floorf(u) (exact);
+//            g = fmaf(-f, f, f);  y_j = fmaf(-kLeanPChordCorrection, g, y_j)
+//            code_j = lean_p_code(y_j, c)        [the chord 1 + f of Lean P bent onto 2^f: exact at f = 0, 1/2, 1]
+//   acc[e] = fmaf(acc[e], alpha, pv[e] * s_blk);  l = fmaf(l, alpha, l_blk * s_blk);
+//   lse = (m + log2f(l)) * kLn2 (Fp8LseMode::exact: as for zyfa). Cost against zyfa: three VALU ops per
+//   probability (fract, two FMAs), one exp2 per row and block, and the block scale is no longer a power of two:
+//   a kernel scales the block's P.V (or the accumulator) by s_blk in fp32 instead of folding it into the MFMA's
+//   E8M0 scale.
+//
 // STEP 2 (aiter_like, scaled_p) -- two passes over the row with the exact row max:
 //   m = max t_j;  p_j = exp2f(t_j - m) * gain (gain 1 for aiter_like, 256 for scaled_p; exact multiply);
 //   code_j = e4m3fn_rne(p_j) (saturating, never reached);  P_j = value(code_j);
@@ -145,17 +162,19 @@ namespace zyfa::host {
 /// The FP8 softmax/P recipes of the specification (see the file comment).
 enum class Fp8Recipe : std::uint8_t {
   aiter_like, scaled_p, zyfa, zyfa_exact,                 // the specification's own four (order kept)
-  aiter_asm_hd128, aiter_asm_hd256, aiter_ck, fa3         // the peers, as their kernels run (see PEERS)
+  aiter_asm_hd128, aiter_asm_hd256, aiter_ck, fa3,        // the peers, as their kernels run (see PEERS)
+  zyfa_v2                                                 // the revised zyfa recipe (STEP 2 (zyfa_v2))
 };
 
 /// Every recipe, in enum order.
-inline constexpr Fp8Recipe kAllFp8Recipes[8] = {Fp8Recipe::aiter_like,      Fp8Recipe::scaled_p,
+inline constexpr Fp8Recipe kAllFp8Recipes[9] = {Fp8Recipe::aiter_like,      Fp8Recipe::scaled_p,
                                                 Fp8Recipe::zyfa,            Fp8Recipe::zyfa_exact,
                                                 Fp8Recipe::aiter_asm_hd128, Fp8Recipe::aiter_asm_hd256,
-                                                Fp8Recipe::aiter_ck,        Fp8Recipe::fa3};
+                                                Fp8Recipe::aiter_ck,        Fp8Recipe::fa3,
+                                                Fp8Recipe::zyfa_v2};
 
 /// Lower-case name ("aiter_like", "scaled_p", "zyfa", "zyfa_exact", "aiter_asm_hd128", "aiter_asm_hd256",
-/// "aiter_ck", "fa3").
+/// "aiter_ck", "fa3", "zyfa_v2").
 inline const char* recipe_name(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::aiter_like: return "aiter_like";
@@ -166,6 +185,7 @@ inline const char* recipe_name(Fp8Recipe r) {
     case Fp8Recipe::aiter_asm_hd256: return "aiter_asm_hd256";
     case Fp8Recipe::aiter_ck: return "aiter_ck";
     case Fp8Recipe::fa3: return "fa3";
+    case Fp8Recipe::zyfa_v2: return "zyfa_v2";
   }
   return "?";
 }
@@ -230,6 +250,11 @@ static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126,
 inline constexpr float kLeanPMeanBiasLog2 = 0.0575327f;
 /// 1 / 1.040684 = 2 ln^2 2: divides the non-top Lean P values of a block in the corrected LSE (Fp8LseMode).
 inline constexpr float kLeanPInvMeanBias = 0.9609060278f;
+/// zyfa_v2's chord correction in code units: Lean P's chord 1 + f exceeds 2^f by at most 0.0858 (at f = 1/2);
+/// 8 * 4 * (3/2 - sqrt 2) f (1 - f) removes it exactly at f = 0, 1/2, 1 and to within 0.04 code elsewhere.
+inline constexpr float kLeanPChordCorrection = 2.7451660f;
+/// zyfa_v2's block max code: the block's own max maps exactly to code 120 = 2^kTopExponent.
+inline constexpr int kBlockMaxCodeV2 = 120;
 // kLog2e and kLn2 (fp32): numeric/constants.hpp, shared with make_params and the kernels.
 
 /// Lean P's conversion: `y` is in code units, y = 8*x + c0 for a wanted value 2^x * 2^((c0 - 56)/8)
@@ -281,13 +306,15 @@ struct Fp8RowOutput {
 /// head_dim_v] (stored code values). If `probs` is not null it receives the effective attention
 /// probabilities [seqlen_k] the result corresponds to: P_j times its block's scale and the later alphas,
 /// divided by l (computed in double from the fp32 quantities; 0 for masked keys). `block_max_code`
-/// exists to re-measure the kBlockMaxCode finding; the specification is its default. `lse_mode`: zyfa's LSE
+/// exists to re-measure the kBlockMaxCode finding; -1 (default) is the specification's (kBlockMaxCode for zyfa,
+/// kBlockMaxCodeV2 for zyfa_v2). `lse_mode`: zyfa's LSE
 /// rule (file comment, END).
 inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const std::vector<float>& t,
                             const HeadMatrix& v, std::vector<double>* probs = nullptr, Fp8RowTrace* trace = nullptr,
-                            int block_max_code = kBlockMaxCode, Fp8LseMode lse_mode = Fp8LseMode::corrected) {
+                            int block_max_code = -1, Fp8LseMode lse_mode = Fp8LseMode::corrected) {
   const std::int64_t n = static_cast<std::int64_t>(t.size()), dv = p.head_dim_v;
   Fp8RowOutput r;
+  if (block_max_code < 0) block_max_code = recipe == Fp8Recipe::zyfa_v2 ? kBlockMaxCodeV2 : kBlockMaxCode;
   block_max_code = std::min(std::max(block_max_code, 120), 126);
   r.out.assign(static_cast<std::size_t>(dv), 0.0f);
   if (probs) probs->assign(static_cast<std::size_t>(p.seqlen_k), 0.0);
@@ -371,7 +398,8 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       }
     }
   } else {
-    const bool lean = recipe == Fp8Recipe::zyfa;
+    const bool v2 = recipe == Fp8Recipe::zyfa_v2;
+    const bool lean = recipe == Fp8Recipe::zyfa || v2;
     // zyfa's LSE row sum (file comment, END): the Lean P values of a block's non-top keys are scaled by
     // lse_rest = kLeanPInvMeanBias * 2^-((block_max_code - 120) / 8).
     const float lse_rest = kLeanPInvMeanBias * std::exp2(-static_cast<float>(block_max_code - 120) / 8.0f);
@@ -391,12 +419,24 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       // float -> int conversion; for every non-NaN value this is (int)min(-dmax, 255).
       const float neg_dmax = -dmax;
       const int kb = neg_dmax >= 255.0f ? 255 : neg_dmax >= 0.0f ? static_cast<int>(neg_dmax) : 0;
-      const float s_blk = std::ldexp(1.0f, -(kb + kTopExponent));
+      const float ref = v2 && m_blk == -std::numeric_limits<float>::infinity() ? m_new : m_blk;
+      const float s_blk =
+          v2 ? std::exp2(ref - m_new) * std::ldexp(1.0f, -kTopExponent) : std::ldexp(1.0f, -(kb + kTopExponent));
       float l_blk = 0.0f;
       std::fill(pv.begin(), pv.end(), 0.0f);
       for (std::int64_t j = j0; j < j1; ++j) {
         const float d = t[j] - m_new;
-        if (lean) {
+        if (v2) {
+          float y = (t[j] - ref) * 8.0f + static_cast<float>(block_max_code);
+          if (trace) trace->max_code_input = std::max(trace->max_code_input, y);
+          if (!std::isnan(y)) {  // clamp first: -inf logits give code 0, not a NaN fractional part
+            y = std::min(std::max(y, 0.0f), static_cast<float>(block_max_code));
+            const float u = y * 0.125f, f = u - std::floor(u);
+            y = std::fma(-kLeanPChordCorrection, std::fma(-f, f, f), y);
+          }
+          code[j] = lean_p_code(y, block_max_code);
+          if (trace) trace->max_before_cast = std::max(trace->max_before_cast, e4m3fn_to_float(code[j]));
+        } else if (lean) {
           const float y = d * 8.0f + static_cast<float>(8 * kb + block_max_code);
           if (trace) trace->max_code_input = std::max(trace->max_code_input, y);
           code[j] = lean_p_code(y, block_max_code);
@@ -414,7 +454,7 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       }
       for (std::int64_t e = 0; e < dv; ++e) acc[e] = std::fma(acc[e], alpha, pv[e] * s_blk);
       l = std::fma(l, alpha, l_blk * s_blk);
-      if (lean && lse_mode == Fp8LseMode::corrected) {
+      if (!v2 && lean && lse_mode == Fp8LseMode::corrected) {
         std::int64_t top = j0;  // the first key holding the block max (NaN logits never compare equal)
         while (top + 1 < j1 && !(t[top] == m_blk)) ++top;
         const float e_blk = std::exp2(dmax + static_cast<float>(kb + kTopExponent));
@@ -436,11 +476,11 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       }
     }
     for (std::int64_t e = 0; e < dv; ++e) r.out[e] = (acc[e] / l) * p.v_descale;
-    if (lean && lse_mode == Fp8LseMode::mean_bias) {
+    if (lean && !v2 && lse_mode == Fp8LseMode::mean_bias) {
       lse_bias = static_cast<float>(block_max_code - 120) / 8.0f + kLeanPMeanBiasLog2;
       r.lse = (m + std::log2(l) - lse_bias) * kLn2;
     } else {
-      r.lse = (m + std::log2(lean ? l2 : l)) * kLn2;
+      r.lse = (m + std::log2(lean && !(v2 && lse_mode != Fp8LseMode::exact) ? l2 : l)) * kLn2;
     }
     if (probs) {
       double later = 1.0;  // product of the alphas of the blocks after the current one
@@ -494,7 +534,7 @@ inline Status fp8_attention(const AttentionParams& p, Fp8Recipe recipe, Fp8Outpu
   for_each_query_row(p, [&](std::int64_t b, std::int64_t h, std::int64_t i, const float* q_row, const HeadMatrix& k,
                             const HeadMatrix& v) {
     const Fp8RowOutput row =
-        fp8_row(p, recipe, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v, nullptr, nullptr, kBlockMaxCode, lse_mode);
+        fp8_row(p, recipe, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v, nullptr, nullptr, -1, lse_mode);
     const std::size_t o = static_cast<std::size_t>(((b * sq + i) * H + h) * dv);
     for (std::int64_t e = 0; e < dv; ++e) {
       r->out_f32[o + e] = row.out[e];
