@@ -37,7 +37,7 @@ def lib(build_dir: pathlib.Path | None = None):
     deps = [src, *sorted((ROOT / "include" / "zyfa").rglob("*.hpp"))]
     if not so.exists() or any(d.stat().st_mtime > so.stat().st_mtime for d in deps):
         cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-        subprocess.run([cxx, "-std=c++17", "-O2", "-ffp-contract=off", "-shared", "-fPIC", "-pthread",
+        subprocess.run([cxx, "-std=c++17", "-O3", "-ffp-contract=off", "-shared", "-fPIC", "-pthread",
                         f"-I{ROOT / 'include'}", str(src), "-o", str(so)], check=True)
     _LIB = ctypes.CDLL(str(so))
     i64, f32, u8p, fp = ctypes.c_int64, ctypes.c_float, ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_float)
@@ -84,6 +84,10 @@ def attention_ref(q, k, v, scale: float, window: int = 0, dtype=np.float64, bloc
     q, k, v = (np.asarray(a, dtype) for a in (q, k, v))
     out = np.empty((S, H, v.shape[2]), dtype)
     lse = np.empty((H, S))
+    # contiguous per-head copies: numpy's matmul falls back to a slow loop on strided operands
+    kh = [np.ascontiguousarray(k[:, j]) for j in range(k.shape[1])]
+    vh = [np.ascontiguousarray(v[:, j]) for j in range(v.shape[1])]
+    qh = [np.ascontiguousarray(q[:, j]) for j in range(H)]
     for r0 in range(0, S, block):
         r1 = min(S, r0 + block)
         k0 = 0 if window <= 0 else max(0, r0 - window + 1)
@@ -92,12 +96,12 @@ def attention_ref(q, k, v, scale: float, window: int = 0, dtype=np.float64, bloc
         if window > 0:
             mask &= (qi - kj) < window
         for h in range(H):
-            s = (q[r0:r1, h] @ k[k0:r1, h // g].T) * dtype(scale)
+            s = (qh[h][r0:r1] @ kh[h // g][k0:r1].T) * dtype(scale)
             s = np.where(mask, s, -np.inf)
             m = s.max(axis=1, keepdims=True)
             e = np.exp(s - m)
             z = e.sum(axis=1, keepdims=True)
-            out[r0:r1, h] = (e @ v[k0:r1, h // g]) / z
+            out[r0:r1, h] = (e @ vh[h // g][k0:r1]) / z
             lse[h, r0:r1] = (m + np.log(z))[:, 0]
     return out, lse
 

@@ -2,7 +2,7 @@
 // accuracy studies in tools/accuracy (Python, ctypes). Every row is computed by zyfa::host::fp8_row itself;
 // this file only chooses which keys a row sees and runs heads on several threads.
 //
-// Built by tools/accuracy/spec.py: g++ -std=c++17 -O2 -ffp-contract=off -shared -fPIC -Iinclude (strict IEEE
+// Built by tools/accuracy/spec.py: g++ -std=c++17 -O3 -ffp-contract=off -shared -fPIC -Iinclude (strict IEEE
 // fp32, as the specification requires).
 #include <algorithm>
 #include <cstdint>
@@ -46,6 +46,9 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
       for (std::int64_t d = 0; d < D; ++d) km.data[j * D + d] = zyfa::e4m3fn_to_float(k[(j * HK + hk) * D + d]);
       for (std::int64_t e = 0; e < DV; ++e) vm.data[j * DV + e] = zyfa::e4m3fn_to_float(v[(j * HK + hk) * DV + e]);
     }
+    std::vector<float> kt(static_cast<std::size_t>(S * D));  // k transposed: kt[d * S + j]
+    for (std::int64_t jj = 0; jj < S; ++jj)
+      for (std::int64_t d = 0; d < D; ++d) kt[d * S + jj] = km.data[jj * D + d];
     std::vector<float> qr(static_cast<std::size_t>(D)), t;
     for (std::int64_t i = 0; i < S; ++i) {
       const std::int64_t lo = std::max<std::int64_t>(key_lo, window > 0 ? i - window + 1 : 0);
@@ -57,8 +60,21 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
         continue;
       }
       for (std::int64_t d = 0; d < D; ++d) qr[d] = zyfa::e4m3fn_to_float(q[(i * H + h) * D + d]);
+      // fp8_logits_row's arithmetic for every key: increasing d from +0, then * c. Sixteen keys at a time from
+      // the transposed k (each key keeps its own sequential sum, so the compiler may vectorise across keys
+      // without reassociating anything: the same bits as fp8_logits_row, checked by test_accuracy_study.py).
       t.assign(static_cast<std::size_t>(hi - lo), 0.0f);
-      for (std::int64_t j = lo; j < hi; ++j) {  // fp8_logits_row's arithmetic: increasing d from +0, then * c
+      std::int64_t j = lo;
+      for (; j + 16 <= hi; j += 16) {
+        float acc[16] = {};
+        for (std::int64_t d = 0; d < D; ++d) {
+          const float qd = qr[d];
+          const float* kc = kt.data() + d * S + j;
+          for (int u = 0; u < 16; ++u) acc[u] += qd * kc[u];
+        }
+        for (int u = 0; u < 16; ++u) t[j - lo + u] = acc[u] * c;
+      }
+      for (; j < hi; ++j) {
         const float* kr = km.row(j);
         float s = 0.0f;
         for (std::int64_t d = 0; d < D; ++d) s += qr[d] * kr[d];
