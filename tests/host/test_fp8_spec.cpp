@@ -14,7 +14,7 @@ using zyfa::DType;
 using zyfa::host::Fp8Recipe;
 
 namespace {
-const Fp8Recipe kAll[4] = {Fp8Recipe::aiter_like, Fp8Recipe::scaled_p, Fp8Recipe::zyfa, Fp8Recipe::zyfa_exact};
+const auto& kAll = zyfa::host::kAllFp8Recipes;  // the four of the specification and the peers
 
 // Peaky rows: every query shares a direction with key 0 (an "attention sink" as in real LLM layers), so
 // key 0 takes most of each row's probability and the rest is small.
@@ -81,7 +81,20 @@ TEST_CASE("zyfa recipe: hand-worked row (one block, three keys)") {
   CHECK(r.out[1] == (P1 / 256 / l));
   CHECK(r.out[2] == (P2 / 256 / l));
   for (int e = 3; e < 16; ++e) CHECK(r.out[e] == 0.0f);
-  CHECK(r.lse == ((0.0f + std::log2(l) - ((K - 120) / 8.0f + zyfa::host::kLeanPMeanBiasLog2)) * zyfa::kLn2));
+  // Corrected LSE (default): key 0 (the block max, dmax = 0, kb = 0) counts exactly 2^8; the other two Lean P
+  // values are divided by Lean P's mean overestimate and by the lift of code K: l2 = ((P1 + P2) f + 256) / 256.
+  const float f = zyfa::host::kLeanPInvMeanBias * std::exp2(-static_cast<float>(K - 120) / 8.0f);
+  const float l2 = std::fma(0.0f, 0.0f, ((P0 + P1 + P2 - P0) * f + 256.0f) * (1.0f / 256));
+  CHECK(r.lse == ((0.0f + std::log2(l2)) * zyfa::kLn2));
+  // exact 1 + 2^-1 + 2^-0.5 = 2.2071: the corrected LSE is within 1e-2 nats, the exact mode within 1e-6
+  CHECK(std::fabs(r.lse - std::log(1.0 + 0.5 + std::sqrt(0.5))) < 1e-2);
+  const auto rx = zyfa::host::fp8_row(p, Fp8Recipe::zyfa, {0.0f, -1.0f, -0.5f}, v, nullptr, nullptr, K,
+                                      zyfa::host::Fp8LseMode::exact);
+  CHECK(std::fabs(rx.lse - std::log(1.0 + 0.5 + std::sqrt(0.5))) < 1e-6);
+  CHECK(rx.out == r.out);  // the LSE rule never touches the output
+  const auto rm = zyfa::host::fp8_row(p, Fp8Recipe::zyfa, {0.0f, -1.0f, -0.5f}, v, nullptr, nullptr, K,
+                                      zyfa::host::Fp8LseMode::mean_bias);
+  CHECK(rm.lse == ((0.0f + std::log2(l) - ((K - 120) / 8.0f + zyfa::host::kLeanPMeanBiasLog2)) * zyfa::kLn2));
   CHECK(probs[0] == doctest::Approx(P0 / (P0 + P1 + P2)));
 }
 
@@ -282,4 +295,79 @@ TEST_CASE("fp8_probabilities: rows sum to 1 over visible keys and approach the f
       CHECK(sum == doctest::Approx(1.0).epsilon(rc == Fp8Recipe::zyfa || rc == Fp8Recipe::zyfa_exact ? 1e-6 : 0.05));
       CHECK(tv < 0.1);
     }
+}
+
+TEST_CASE("peer recipes: tiles, gains, AITER hd256's fast-exp branch") {
+  using zyfa::host::peer_key_block;
+  CHECK(peer_key_block(Fp8Recipe::aiter_asm_hd128, 128) == 128);
+  CHECK(peer_key_block(Fp8Recipe::aiter_asm_hd256, 256) == 64);
+  CHECK(peer_key_block(Fp8Recipe::aiter_ck, 64) == 64);
+  CHECK(peer_key_block(Fp8Recipe::aiter_ck, 256) == 128);
+  CHECK(peer_key_block(Fp8Recipe::fa3, 64) == 160);
+  CHECK(peer_key_block(Fp8Recipe::fa3, 128) == 224);
+  CHECK(peer_key_block(Fp8Recipe::fa3, 256) == 128);
+  // One sink key at t = 0, then 127 keys at t = -10 (log2 domain): the second 64-key tile of aiter_asm_hd256
+  // has (m_blk - m) - (log2 l + 0.5) = -10.5 <= -4, so it takes the fast exp: p = 2^(-10 - 0.058) exactly at
+  // an integer exponent (Schraudolph's chord is exact there, times 2^-0.058).
+  const std::int64_t n = 128;
+  auto p = row_params(n, 16);
+  p.head_dim_qk = 256;
+  const auto v = identity_v(n, 16);
+  std::vector<float> t(n, -10.0f);
+  t[0] = 0.0f;
+  zyfa::host::Fp8RowTrace tr;
+  zyfa::host::fp8_row(p, Fp8Recipe::aiter_asm_hd256, t, v, nullptr, &tr);
+  const float fast = std::ldexp(1.0f + (8388608.0f - 486400.0f) / 8388608.0f, -11);  // bits of (127-10-0.058)*2^23
+  CHECK(tr.codes[64] == zyfa::float_to_e4m3fn(fast));
+  CHECK(tr.codes[1] == zyfa::float_to_e4m3fn(std::exp2(-10.0f)));  // first tile: exact exp2, raw cast
+  CHECK(tr.codes[0] == zyfa::float_to_e4m3fn(1.0f));
+  // CK casts P * 448, FA3 P * 256: their largest code is 448 / 256; the raw-cast asm kernels' is 1.
+  zyfa::host::fp8_row(p, Fp8Recipe::aiter_ck, t, v, nullptr, &tr);
+  CHECK(tr.codes[0] == zyfa::float_to_e4m3fn(448.0f));
+  zyfa::host::fp8_row(p, Fp8Recipe::fa3, t, v, nullptr, &tr);
+  CHECK(tr.codes[0] == zyfa::float_to_e4m3fn(256.0f));
+  // every peer's output on this row is close to the exact softmax (keys 0..15 of v are the identity)
+  const double w = 1.0 / (1.0 + 127.0 * std::exp2(-10.0));
+  for (Fp8Recipe rc : {Fp8Recipe::aiter_asm_hd128, Fp8Recipe::aiter_asm_hd256, Fp8Recipe::aiter_ck, Fp8Recipe::fa3}) {
+    const auto r = zyfa::host::fp8_row(p, rc, t, v);
+    CHECK(r.out[0] == doctest::Approx(w).epsilon(0.01));
+    CHECK(r.lse == doctest::Approx(-std::log(w) * 1.0 + 0.0).epsilon(0.01));
+  }
+}
+
+TEST_CASE("zyfa_v2: chord-corrected Lean P relative to each block's own max") {
+  // t = {0, -1, -0.5}: y = {120, 112, 116}; f = frac(y / 8) = {0, 0, 1/2}; the correction moves only the
+  // half-binade key: 116 - 2.745 * 1/4 = 115.31 -> code 115 (176, against 2^7.5 = 181.0; plain Lean P: 192).
+  const auto p = row_params(3, 16);
+  const auto v = identity_v(3, 16);
+  zyfa::host::Fp8RowTrace tr;
+  const auto r = zyfa::host::fp8_row(p, Fp8Recipe::zyfa_v2, {0.0f, -1.0f, -0.5f}, v, nullptr, &tr);
+  CHECK(tr.codes == std::vector<std::uint8_t>{120, 112, 115});
+  CHECK(zyfa::e4m3fn_to_float(115) == 176.0f);
+  const float l = (256.0f + 128.0f + 176.0f) * (1.0f / 256);
+  CHECK(tr.l == l);
+  CHECK(r.out[2] == (176.0f / 256 / l));
+  CHECK(r.lse == (0.0f + std::log2(l)) * zyfa::kLn2);
+  // Two blocks: the second block's max (t = -1.3) lands exactly on code 120; its scale 2^-1.3 * 2^-8 is fp32.
+  const std::int64_t n = 70;
+  auto p2 = row_params(n, 16);
+  const auto v2 = identity_v(n, 16);
+  std::vector<float> t(n, -3.0f);
+  t[0] = 0.0f;
+  t[65] = -1.3f;
+  const auto r2 = zyfa::host::fp8_row(p2, Fp8Recipe::zyfa_v2, t, v2, nullptr, &tr);
+  CHECK(tr.codes[0] == 120);
+  CHECK(tr.codes[65] == 120);
+  CHECK(tr.codes[1] == 96);    // 3 binades below the block max: exact (f = 0)
+  CHECK(tr.codes[64] == 106);  // 1.7 below its block max: y = 106.4, f = 0.3, 106.4 - 2.745 * 0.21 = 105.8
+  const double exact_w0 = 1.0 / (1.0 + 62 * std::exp2(-3.0) + 4 * std::exp2(-3.0) + std::exp2(-1.3) + 0.0);
+  CHECK(r2.out[0] == doctest::Approx(exact_w0).epsilon(0.03));
+  // zyfa_v2 never exceeds code 120 and is never worse than the published zyfa recipe on the sink problem
+  Shape sh;
+  sh.seqlen_q = sh.seqlen_k = 300, sh.num_heads = 2, sh.num_heads_k = 1, sh.causal = true;
+  Problem pr(sh, DType::e4m3fn, sink_q(5), sink_k(6), gaussian(7));
+  const auto e1 = zyfa::host::fp8_recipe_error(pr.params, Fp8Recipe::zyfa);
+  const auto e2 = zyfa::host::fp8_recipe_error(pr.params, Fp8Recipe::zyfa_v2);
+  MESSAGE("sink: zyfa_v2 / zyfa rel. Frobenius = ", e2.rel_fro_error / e1.rel_fro_error);
+  CHECK(e2.rel_fro_error < e1.rel_fro_error);
 }

@@ -16,7 +16,7 @@ using zyfa::DType;
 using zyfa::host::Fp8Recipe;
 
 namespace {
-const Fp8Recipe kRecipes[4] = {Fp8Recipe::aiter_like, Fp8Recipe::scaled_p, Fp8Recipe::zyfa, Fp8Recipe::zyfa_exact};
+const auto& kRecipes = zyfa::host::kAllFp8Recipes;  // the four of the specification and the peers
 
 // Every out element and the LSE of (b, h, i) are NaN (want_nan) or all finite (!want_nan).
 void check_row(const zyfa::host::Fp8Output& o, const Shape& s, std::int64_t b, std::int64_t h, std::int64_t i,

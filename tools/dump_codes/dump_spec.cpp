@@ -2,7 +2,7 @@
 // problem read from a file, for tests/python/test_host_spec.py, which compares it with an independent
 // numpy implementation written from DESIGN.md.
 //
-//   dump_spec <aiter_like|scaled_p|zyfa|zyfa_exact> <in.bin> <out.bin>
+//   dump_spec <recipe> <in.bin> <out.bin>      recipe: any name of zyfa::host::recipe_name
 // in.bin (little endian): int64 batch, seqlen_q, seqlen_k, num_heads, num_heads_k, head_dim_qk, head_dim_v,
 //   causal; float32 softmax_scale, q_descale, k_descale, v_descale; then q, k, v as e4m3fn codes (uint8),
 //   dense BSHD.
@@ -22,9 +22,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   Fp8Recipe recipe = Fp8Recipe::zyfa;
-  const Fp8Recipe all[4] = {Fp8Recipe::aiter_like, Fp8Recipe::scaled_p, Fp8Recipe::zyfa, Fp8Recipe::zyfa_exact};
   int found = 0;
-  for (Fp8Recipe r : all)
+  for (Fp8Recipe r : zyfa::host::kAllFp8Recipes)
     if (std::strcmp(argv[1], zyfa::host::recipe_name(r)) == 0) recipe = r, found = 1;
   if (!found) {
     std::fprintf(stderr, "dump_spec: unknown recipe '%s'\n", argv[1]);

@@ -172,7 +172,7 @@ inline std::vector<RecipeError> fp8_accuracy_report(const AttentionParams& p) {
 /// definitions as fp8_accuracy_report), with Lean P's block max code set to `block_max_code` (zyfa only;
 /// the default is the specification's kBlockMaxCode, other values re-measure docs/design/DESIGN.md's finding).
 /// Returns a row named "invalid" with NaN errors if p is not e4m3fn.
-inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, int block_max_code = kBlockMaxCode) {
+inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, int block_max_code = -1) {
   if (p.qkv_dtype != DType::e4m3fn) {
     RecipeError bad;
     bad.name = "invalid";
