@@ -1,0 +1,123 @@
+// zyfa/bf16/sm90/launch_ws.hpp -- host side of the sm_90a warp-specialized BF16 kernel: the built-in tile table,
+// tensor maps, the applicability check and the launch.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "../../params.hpp"
+#include "../../platform/platform.hpp"
+#include "../../status.hpp"
+#include "config_ws.hpp"
+#include "fwd_kernel_ws.hpp"
+
+#if ZYFA_PLATFORM_CUDA
+
+namespace zyfa::bf16::sm90ws {
+
+/// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
+/// warpgroups everywhere): BlockN 128 for head dims up to 192, 80 for 256 (224 KB of shared memory).
+template <int DQK, int DV, bool Causal>
+struct WsTile {
+  using type = WsConfig<DQK, DV, (DQK > 192 ? 80 : 128)>;
+};
+
+/// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
+/// kernel body compiled for sm_90a (g_ws_body_compiled, read once per device). Host function; never fails loudly
+/// (false on any runtime error).
+inline bool ws_device_ok() {
+  static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  if (dev < 64 && cache[dev] != 0) return cache[dev] == 1;
+  int major = 0, minor = 0, compiled = 0;
+  bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
+            minor == 0;
+  if (ok) ok = cudaMemcpyFromSymbol(&compiled, g_ws_body_compiled, sizeof(int)) == cudaSuccess && compiled == 1;
+  cudaGetLastError();  // clear a possible error of the probe
+  if (dev < 64) cache[dev] = ok ? 1 : 2;
+  return ok;
+}
+
+/// True if TMA can address params' tensors: bf16, base addresses 16-byte aligned, every stride of q/k/v/out a
+/// multiple of 8 elements (16 bytes) and > 0, head dims multiples of 64, sizes below 2^31.
+inline bool ws_tensors_ok(const AttentionParams& p) {
+  if (p.qkv_dtype != DType::bf16 || p.out_dtype != DType::bf16) return false;
+  for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return false;
+  const std::int64_t strides[12] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
+                                    p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
+                                    p.v_head_stride,  p.out_batch_stride, p.out_row_stride, p.out_head_stride};
+  for (std::int64_t s : strides)
+    if (s <= 0 || s % 8 != 0 || s >= (std::int64_t{1} << 39)) return false;
+  return true;
+}
+
+/// Launches fwd_kernel_ws<Cfg> for validated params (make_params) with head dims (Cfg::kDQK, Cfg::kDV).
+/// `*launched` = false (and success) when this kernel does not apply (device, alignment, tensor-map encoding):
+/// the caller then runs the portable mma.sync kernel. Errors: StatusCode::unsupported when the grid exceeds 2^31-1
+/// blocks; StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
+template <class Cfg>
+Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+  *launched = false;
+  if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok())
+    return Status::success();
+  const std::int64_t blocks = p.query_blocks(Cfg::kBlockM);
+  if (blocks > std::numeric_limits<std::int32_t>::max())
+    return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
+                               std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
+                               ") / 128) blocks exceeds the grid limit 2^31-1");
+  WsArgs a{};
+  using u64 = std::uint64_t;
+  auto enc = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds,
+                std::int64_t bt, std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
+    const u64 dims[4] = {static_cast<u64>(d), static_cast<u64>(s), static_cast<u64>(hds), static_cast<u64>(bt)};
+    const u64 strides[3] = {static_cast<u64>(rs) * 2, static_cast<u64>(hs) * 2, static_cast<u64>(bs) * 2};
+    return arch::sm90::encode_tensor_map_bf16_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
+  };
+  if (!enc(&a.tm_q, p.q, p.head_dim_qk, p.seqlen_q, p.num_heads, p.batch, p.q_row_stride, p.q_head_stride,
+           p.q_batch_stride, Cfg::kBlockM) ||
+      !enc(&a.tm_k, p.k, p.head_dim_qk, p.seqlen_k, p.num_heads_k, p.batch, p.k_row_stride, p.k_head_stride,
+           p.k_batch_stride, Cfg::kBlockN) ||
+      !enc(&a.tm_v, p.v, p.head_dim_v, p.seqlen_k, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
+           p.v_batch_stride, Cfg::kBlockN) ||
+      !enc(&a.tm_o, p.out, p.head_dim_v, p.seqlen_q, p.num_heads, p.batch, p.out_row_stride, p.out_head_stride,
+           p.out_batch_stride, 64))
+    return Status::success();  // not applicable: the portable kernel runs
+  a.v = static_cast<const std::uint16_t*>(p.v);
+  a.lse = p.softmax_lse;
+  a.v_batch_stride = p.v_batch_stride;
+  a.v_row_stride = p.v_row_stride;
+  a.v_head_stride = p.v_head_stride;
+  a.batch = static_cast<int>(p.batch);
+  a.seqlen_q = static_cast<int>(p.seqlen_q);
+  a.seqlen_k = static_cast<int>(p.seqlen_k);
+  a.num_heads = static_cast<int>(p.num_heads);
+  a.group_size = static_cast<int>(p.group_size());
+  a.num_m_blocks = static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+  a.causal = p.causal ? 1 : 0;
+  a.causal_offset = static_cast<int>(p.causal_offset());
+  a.scale_log2 = p.scale_softmax_log2;
+  auto kernel = fwd_kernel_ws<Cfg>;
+  const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Cfg::kSmemBytes);
+  if (attr_err != rt::success)
+    return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
+                           std::to_string(Cfg::kSmemBytes) + " bytes failed: " + rt::error_string(attr_err));
+  kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream>>>(a);
+  const rt::error_t err = rt::get_last_error();
+  if (err != rt::success) return Status::runtime(std::string("kernel launch failed: ") + rt::error_string(err));
+  *launched = true;
+  return Status::success();
+}
+
+/// Runs the built-in sm_90a kernel of (DQK, DV) when it applies (see launch_ws).
+template <int DQK, int DV>
+Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type>(p, stream, launched)
+                  : launch_ws<typename WsTile<DQK, DV, false>::type>(p, stream, launched);
+}
+
+}  // namespace zyfa::bf16::sm90ws
+
+#endif  // ZYFA_PLATFORM_CUDA
