@@ -20,18 +20,18 @@ for f in data/activations/*/layer*_[qkv].npy.gz; do
   m=$(basename "$(dirname "$f")"); gunzip -c "$f" > "build-gpu/activations/${m}_$(basename "$f" .gz)"
 done
 if [ "$MODE" != bench ]; then
-  timeout 60 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/smoke.log" 2>&1
+  timeout 40 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/smoke.log" 2>&1
   rc=$?; echo "smoke rc=$rc" | tee -a "$OUT/run.log"; tail -5 "$OUT/smoke.log"
   if [ $rc -ne 0 ]; then grep -E "case|ERROR|FAIL" "$OUT/smoke.log" | head -30; exit 1; fi
-  timeout 240 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
+  timeout 150 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
   echo "gpu test rc=$?" | tee -a "$OUT/run.log"; grep -E "ERROR|FAILED|test cases|assertions" "$OUT/test.log" | head -30
-  timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
+  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?" | tee -a "$OUT/run.log"; tail -3 "$OUT/memcheck.log"
 fi
 if [ "$MODE" != test ]; then
   if ls .carry/fa3/*.whl > /dev/null 2>&1; then
     python3 -m zipfile -e .carry/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
   fi
-  timeout 300 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+  timeout 150 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi

@@ -5,12 +5,14 @@
 
 #include "builtin.hpp"
 
-/// ZYFA_BF16_SM90_WS: 1 = on an sm_90a device, flash_attn_func runs the warp-specialized wgmma/TMA kernel
-/// (bf16/sm90/) for every built-in head-dim pair whose tensors it can address (falling back to the mma.sync kernel
-/// otherwise); 0 = the mma.sync kernel only. Default 0 until the sm_90a kernel passes the GPU test suite
-/// (docs/sm90-wgmma.md, "Status").
+/// ZYFA_BF16_SM90_WS (nvcc only): 1 (default) = on a compute-capability-9.0 device whose fatbinary holds the
+/// sm_90a body of the warp-specialized wgmma/TMA kernel (bf16/sm90/: built with
+/// -gencode=arch=compute_90a,code=sm_90a), flash_attn_func runs it for every built-in head-dim pair whose tensors TMA
+/// can address (16-byte aligned base and strides), else the portable mma.sync kernel (sm_80/sm_89, sm_90 without
+/// "a", unaligned views). 0 = the mma.sync kernel only. Every built-in pair passed the GPU test suite on the H200
+/// through this path (docs/sm90-wgmma.md, "Status").
 #ifndef ZYFA_BF16_SM90_WS
-#define ZYFA_BF16_SM90_WS 0
+#define ZYFA_BF16_SM90_WS 1
 #endif
 #if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
 #include "sm90/launch_ws.hpp"
