@@ -27,6 +27,10 @@ if [ "$MODE" != bench ]; then
   echo "gpu test rc=$?" | tee -a "$OUT/run.log"; grep -E "ERROR|FAILED|test cases|assertions" "$OUT/test.log" | head -30
   timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?" | tee -a "$OUT/run.log"; tail -3 "$OUT/memcheck.log"
+  for tool in racecheck synccheck; do
+    timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/$tool.log" 2>&1
+    echo "$tool rc=$?" | tee -a "$OUT/run.log"; tail -2 "$OUT/$tool.log"
+  done
 fi
 if [ "$MODE" != test ]; then
   if ls .carry/fa3/*.whl > /dev/null 2>&1; then

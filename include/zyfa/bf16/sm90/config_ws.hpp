@@ -25,15 +25,28 @@ struct WsConfig {
   static constexpr int kBlockN = BlockN;
   static constexpr int kStages = Stages;
   static constexpr int kThreads = 384;  ///< warpgroup 0: producer (its warp 0 issues TMA); 1, 2: consumers
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  ///< setmaxnreg: 24*128 + 240*256 <= 65536
+  /// setmaxnreg split of the entry allocation (168 registers x 384 threads = 64,512): producer x 128 + consumers x
+  /// 256 must not exceed it, or setmaxnreg.inc waits forever. 40 / 232 (FlashAttention-3 uses 24 / 240; the
+  /// persistent producer needs more than 24 without spilling, and hd256 therefore takes BlockN 64, not 80).
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 256 <= 168 * 384, "WsConfig: register split over budget.");
+  /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
+  static constexpr bool kPersistent = true;
+  /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).
+  static constexpr int kScanUnroll = 4;
   static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;    ///< 64-column (128-byte) swizzle boxes
   static constexpr int kQBytes = kBlockM * DQK * 2;              ///< Q tile: kQBoxes boxes of kBlockM x 128 B
   static constexpr int kKBytes = BlockN * DQK * 2;               ///< one K stage: kQBoxes boxes of BlockN x 128 B
   static constexpr int kVBytes = BlockN * DV * 2;                ///< one V stage: kVBoxes boxes of BlockN x 128 B
+  static constexpr int kOBytes = kBlockM * DV * 2;  ///< O staging tile: kVBoxes boxes of kBlockM x 128 B
   static constexpr int kQOff = 0;
   static constexpr int kKOff = kQOff + kQBytes;
   static constexpr int kVOff = kKOff + Stages * kKBytes;
-  static constexpr int kBarOff = kVOff + Stages * kVBytes;  ///< mbarriers and the V-fix flag (256 bytes)
+  /// The O staging tile gets its own buffer when it fits (then the next Q tile loads while the epilogue runs);
+  /// otherwise each consumer warpgroup stages O in its own, dead, rows of the Q tile.
+  static constexpr bool kOSeparate = kVOff + Stages * kVBytes + kOBytes + 256 + 1024 <= arch::kMaxSmemBytes;
+  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes : kQOff;
+  static constexpr int kBarOff = kVOff + Stages * kVBytes + (kOSeparate ? kOBytes : 0);  ///< mbarriers, flags (256 B)
   /// Dynamic shared memory requested: the layout plus 1024 bytes to align the base to the swizzle atom.
   static constexpr int kSmemBytes = kBarOff + 256 + 1024;
   static_assert((BlockN * 128) % 1024 == 0, "WsConfig: BlockN must be a multiple of 8 (1024-byte aligned boxes).");

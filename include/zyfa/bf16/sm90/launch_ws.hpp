@@ -19,24 +19,35 @@ namespace zyfa::bf16::sm90ws {
 /// warpgroups everywhere): BlockN 128 for head dims up to 192, 80 for 256 (224 KB of shared memory).
 template <int DQK, int DV, bool Causal>
 struct WsTile {
-  using type = WsConfig<DQK, DV, (DQK > 192 ? 80 : 128)>;
+  using type = WsConfig<DQK, DV, (DQK > 192 ? 64 : 128)>;
 };
 
 /// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
 /// kernel body compiled for sm_90a (g_ws_body_compiled, read once per device). Host function; never fails loudly
 /// (false on any runtime error).
-inline bool ws_device_ok() {
+/// `*sm_count` receives the device's multiprocessor count (the persistent grid size).
+inline bool ws_device_ok(int* sm_count) {
   static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
+  static int sms[64];
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
-  if (dev < 64 && cache[dev] != 0) return cache[dev] == 1;
+  if (dev < 64 && cache[dev] != 0) {
+    *sm_count = sms[dev];
+    return cache[dev] == 1;
+  }
   int major = 0, minor = 0, compiled = 0;
   bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
             minor == 0;
   if (ok) ok = cudaMemcpyFromSymbol(&compiled, g_ws_body_compiled, sizeof(int)) == cudaSuccess && compiled == 1;
+  int n = 0;
+  if (ok) ok = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0;
   cudaGetLastError();  // clear a possible error of the probe
-  if (dev < 64) cache[dev] = ok ? 1 : 2;
+  *sm_count = n;
+  if (dev < 64) {
+    sms[dev] = n;
+    cache[dev] = ok ? 1 : 2;
+  }
   return ok;
 }
 
@@ -56,15 +67,19 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
 
 /// Launches fwd_kernel_ws<Cfg> for validated params (make_params) with head dims (Cfg::kDQK, Cfg::kDV).
 /// `*launched` = false (and success) when this kernel does not apply (device, alignment, tensor-map encoding):
-/// the caller then runs the portable mma.sync kernel. Errors: StatusCode::unsupported when the grid exceeds 2^31-1
-/// blocks; StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
+/// the caller then runs the portable mma.sync kernel. A persistent configuration (Cfg::kPersistent) launches
+/// min(work tiles, SM count) CTAs and accepts any number of 128-row work tiles; otherwise one CTA per tile.
+/// Errors: StatusCode::unsupported when a non-persistent grid would exceed 2^31-1 blocks;
+/// StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
 template <class Cfg>
 Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
   *launched = false;
-  if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok())
+  int sm_count = 0;
+  if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok(&sm_count))
     return Status::success();
   const std::int64_t blocks = p.query_blocks(Cfg::kBlockM);
-  if (blocks > std::numeric_limits<std::int32_t>::max())
+  if (blocks <= 0) return Status::success();
+  if (!Cfg::kPersistent && blocks > std::numeric_limits<std::int32_t>::max())
     return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
                                std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
                                ") / 128) blocks exceeds the grid limit 2^31-1");
@@ -86,10 +101,15 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
            p.out_batch_stride, 64))
     return Status::success();  // not applicable: the portable kernel runs
   a.v = static_cast<const std::uint16_t*>(p.v);
+  a.out = static_cast<std::uint16_t*>(p.out);
   a.lse = p.softmax_lse;
   a.v_batch_stride = p.v_batch_stride;
   a.v_row_stride = p.v_row_stride;
   a.v_head_stride = p.v_head_stride;
+  a.o_batch_stride = p.out_batch_stride;
+  a.o_row_stride = p.out_row_stride;
+  a.o_head_stride = p.out_head_stride;
+  a.num_blocks = blocks;
   a.batch = static_cast<int>(p.batch);
   a.seqlen_q = static_cast<int>(p.seqlen_q);
   a.seqlen_k = static_cast<int>(p.seqlen_k);
@@ -104,7 +124,8 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   if (attr_err != rt::success)
     return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
                            std::to_string(Cfg::kSmemBytes) + " bytes failed: " + rt::error_string(attr_err));
-  kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream>>>(a);
+  const unsigned grid = static_cast<unsigned>(Cfg::kPersistent && blocks > sm_count ? sm_count : blocks);
+  kernel<<<dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream>>>(a);
   const rt::error_t err = rt::get_last_error();
   if (err != rt::success) return Status::runtime(std::string("kernel launch failed: ") + rt::error_string(err));
   *launched = true;
