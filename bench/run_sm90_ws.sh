@@ -23,12 +23,12 @@ if [ "$MODE" != bench ]; then
   timeout 40 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/smoke.log" 2>&1
   rc=$?; echo "smoke rc=$rc" | tee -a "$OUT/run.log"; tail -5 "$OUT/smoke.log"
   if [ $rc -ne 0 ]; then grep -E "case|ERROR|FAIL" "$OUT/smoke.log" | head -30; exit 1; fi
-  timeout 150 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
+  timeout 60 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
   echo "gpu test rc=$?" | tee -a "$OUT/run.log"; grep -E "ERROR|FAILED|test cases|assertions" "$OUT/test.log" | head -30
-  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
+  timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?" | tee -a "$OUT/run.log"; tail -3 "$OUT/memcheck.log"
   for tool in racecheck synccheck; do
-    timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/$tool.log" 2>&1
+    timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/$tool.log" 2>&1
     echo "$tool rc=$?" | tee -a "$OUT/run.log"; tail -2 "$OUT/$tool.log"
   done
 fi
@@ -36,6 +36,14 @@ if [ "$MODE" != test ]; then
   if ls .carry/fa3/*.whl > /dev/null 2>&1; then
     python3 -m zipfile -e .carry/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
   fi
-  timeout 150 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+  timeout 70 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
+fi
+if [ "${ZYFA_NCU:-0}" = 1 ]; then  # Nsight Compute on one causal and one non-causal hd128 call
+  for causal in 1 0; do
+    timeout 25 ncu --clock-control none -k regex:fwd_kernel_ws --launch-count 1 --section SpeedOfLight \
+      --section WarpStateStats --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active \
+      python3 bench/profile_ws.py build-ws/libzyfa_capi.so $causal >> "$OUT/ncu.txt" 2>&1
+    echo "ncu causal=$causal rc=$?" | tee -a "$OUT/run.log"
+  done
 fi
