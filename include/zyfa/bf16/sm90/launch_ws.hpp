@@ -13,6 +13,15 @@
 
 #if ZYFA_PLATFORM_CUDA
 
+/// ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID: 1 = causal calls with more than 32 row blocks per head (seqlen_q > 4096)
+/// launch one CTA per 128-row tile (the hardware then balances the unequal causal tiles dynamically, heaviest
+/// first) instead of the persistent static round-robin, whose imbalance ncu shows as 8% idle SM cycles at hd128
+/// causal 8K (docs/sm90-wgmma.md). The kernel code is the same (each CTA's tile loop runs once); default 0 until
+/// this launch policy has been measured on the H200 with the current kernel.
+#ifndef ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID
+#define ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID 0
+#endif
+
 namespace zyfa::bf16::sm90ws {
 
 /// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
@@ -79,7 +88,12 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
     return Status::success();
   const std::int64_t blocks = p.query_blocks(Cfg::kBlockM);
   if (blocks <= 0) return Status::success();
-  if (!Cfg::kPersistent && blocks > std::numeric_limits<std::int32_t>::max())
+  bool persistent = Cfg::kPersistent;
+#if ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID
+  if (p.causal && p.seqlen_q > 32 * Cfg::kBlockM && blocks <= std::numeric_limits<std::int32_t>::max())
+    persistent = false;
+#endif
+  if (!persistent && blocks > std::numeric_limits<std::int32_t>::max())
     return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
                                std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
                                ") / 128) blocks exceeds the grid limit 2^31-1");
@@ -124,7 +138,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   if (attr_err != rt::success)
     return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
                            std::to_string(Cfg::kSmemBytes) + " bytes failed: " + rt::error_string(attr_err));
-  const unsigned grid = static_cast<unsigned>(Cfg::kPersistent && blocks > sm_count ? sm_count : blocks);
+  const unsigned grid = static_cast<unsigned>(persistent && blocks > sm_count ? sm_count : blocks);
   kernel<<<dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream>>>(a);
   const rt::error_t err = rt::get_last_error();
   if (err != rt::success) return Status::runtime(std::string("kernel launch failed: ") + rt::error_string(err));
