@@ -71,6 +71,8 @@ def main():
     ap.add_argument("--dims", nargs="*", default=["128,128"])
     ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
     ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
+    ap.add_argument("--schedules", action="store_true",
+                    help="causal shapes: also the sm_90a kernel's snake order and one-CTA-per-tile grid")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
@@ -101,6 +103,9 @@ def main():
                 impls = {"zyfa_sm90a": lambda: zy(0, q, k, v, out, lse, causal)}
                 if not args.no_mma:
                     impls["zyfa_mma"] = lambda: zy(1, q, k, v, out_mma, lse, causal)
+                if args.schedules and causal:
+                    impls["zyfa_sm90a_snake"] = lambda: zy(2, q, k, v, out_mma, lse, causal)
+                    impls["zyfa_sm90a_tilegrid"] = lambda: zy(3, q, k, v, out_mma, lse, causal)
                 for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
                                       ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
                     def run(backend=backend):

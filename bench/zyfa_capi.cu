@@ -7,7 +7,22 @@
 #include <cstdio>
 #include <cstring>
 
+#include <zyfa/bf16/sm90/launch_ws.hpp>
 #include <zyfa/flash_attn.hpp>
+
+namespace {
+template <zyfa::bf16::sm90ws::WsSchedule S>
+zyfa::Status ws_schedule(const zyfa::AttentionParams& p, cudaStream_t stream) {
+  bool launched = false;
+  zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
+#define ZYFA_CAPI_WS_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_WS_)
+#undef ZYFA_CAPI_WS_
+  if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply");
+  return s;
+}
+}  // namespace
 
 namespace {
 zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stride) {
@@ -23,7 +38,8 @@ zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stri
 }  // namespace
 
 /// impl 0: zyfa::flash_attn_func (the sm_90a kernel where it applies); impl 1: the mma.sync kernel
-/// (bf16::launch_builtin, no sm_90a pipeline). q/k/v/out: bf16 BSHD device pointers with shapes and element strides
+/// (bf16::launch_builtin, no sm_90a pipeline); impl 2 / 3: the sm_90a kernel with WsSchedule::persistent_snake /
+/// tile_grid_long_causal (an error when it does not apply). q/k/v/out: bf16 BSHD device pointers with shapes and element strides
 /// (4 each); lse: fp32 [b, h, sq] or null. Returns 0, or 1 with zyfa's message in `err` (err_len bytes).
 extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const std::int64_t* qst, void* k,
                              const std::int64_t* ks, const std::int64_t* kst, void* v, const std::int64_t* vs,
@@ -35,6 +51,12 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
   if (impl == 0) {
     s = zyfa::flash_attn_func(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt,
                               static_cast<cudaStream_t>(stream));
+  } else if (impl >= 2) {
+    zyfa::AttentionParams p;
+    s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);
+    using zyfa::bf16::sm90ws::WsSchedule;
+    if (s) s = impl == 2 ? ws_schedule<WsSchedule::persistent_snake>(p, static_cast<cudaStream_t>(stream))
+                         : ws_schedule<WsSchedule::tile_grid_long_causal>(p, static_cast<cudaStream_t>(stream));
   } else {
     zyfa::AttentionParams p;
     s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);

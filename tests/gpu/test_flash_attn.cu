@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include <zyfa/bf16/sm90/launch_ws.hpp>
 #include <zyfa/flash_attn.hpp>
 #include <zyfa/head_dims.hpp>
 #include <zyfa/host/reference.hpp>
@@ -754,5 +755,54 @@ TEST_CASE("large: K and V of more than 2^31 elements (seqlen_q 16, seqlen_k 600,
       }
     MESSAGE("seqlen_k 600000 causal=" << causal << ": worst " << worst << " of tol, bad " << bad);
     CHECK(bad == 0);
+  }
+}
+
+namespace {
+/// Runs the sm_90a pipeline with tile schedule S for a built-in pair; `unsupported` when it does not apply.
+template <zyfa::bf16::sm90ws::WsSchedule S>
+zyfa::Status ws_schedule_launcher(const zyfa::AttentionParams& p, zyfa::rt::stream_t stream) {
+  bool launched = false;
+  zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
+#define ZYFA_TEST_WS_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_TEST_WS_)
+#undef ZYFA_TEST_WS_
+  if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply on this device");
+  return s;
+}
+}  // namespace
+
+TEST_CASE("sm_90a tile schedules (snake order, one CTA per tile for long causal calls)") {
+  using zyfa::bf16::sm90ws::WsSchedule;
+  for (auto launcher : {&ws_schedule_launcher<WsSchedule::persistent_snake>,
+                        &ws_schedule_launcher<WsSchedule::tile_grid_long_causal>}) {
+    for (auto& hd : kHeadDims) {
+      Case c;
+      c.launcher = launcher;
+      c.dqk = hd[0];
+      c.dv = hd[1];
+      c.causal = true;
+      c.batch = 2;
+      c.heads = 4;
+      c.heads_k = 2;
+      c.seqlen_q = c.seqlen_k = 1000;
+      run_case(c);
+      c.batch = 1;
+      c.seqlen_q = 300;  // rows that see no key
+      c.seqlen_k = 129;
+      run_case(c);
+      c.seqlen_q = 129;
+      c.seqlen_k = 300;
+      c.poison_keys = {200, 250, 299};
+      c.poison_tail = 9;
+      run_case(c);
+    }
+    Case c;  // long enough for one CTA per tile (seqlen_q > 4096), bitwise repeatable
+    c.launcher = launcher;
+    c.causal = true;
+    c.heads = c.heads_k = 2;
+    c.seqlen_q = c.seqlen_k = 4500;
+    run_case(c, 3);
   }
 }

@@ -51,8 +51,8 @@ __device__ __forceinline__ void tma_prefetch(const CUtensorMap* map) {
 }
 
 /// cp.async.bulk.tensor.4d load of the box at coordinates (c0..c3) into shared memory at `dst` (.shared address);
-/// completes `box bytes` transactions on mbarrier `bar`. Issued by one thread. `cache_policy` is an L2 cache
-/// policy (createpolicy) applied as .L2::cache_hint.
+/// completes `box bytes` transactions on mbarrier `bar` (the full box, also where it reaches past the tensor and is
+/// zero-filled). Issued by one thread; the CTA-local address is valid for .shared::cluster without clusters.
 __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0,
                                             int c1, int c2, int c3) {
   asm volatile(

@@ -8,11 +8,11 @@
 // instruction facts (descriptors, fragment layouts, proxy fences) are in arch/sm90_wgmma.hpp, arch/sm90_tma.hpp,
 // arch/sm90_mbarrier.hpp with their PTX ISA sections.
 //
-// One block = 128 query rows of one (batch, head) (grid and block order as bf16/fwd_kernel.hpp: one linear x
-// dimension, heaviest causal row blocks first). Warpgroup 0 is the producer: its warp 0 loads the Q tile once and
-// the K and V tiles of the visible key range, last tile first, into a ring of Stages buffers (128-byte swizzle),
+// Work tile = 128 query rows of one (batch, head); the grid is persistent (min(tiles, SMs) CTAs looping over tiles
+// in a static order, tile_coord). Warpgroup 0 is the producer: its warp 0 loads the Q tile of each work tile once
+// and the K and V tiles of the visible key range, last tile first, into a ring of Stages buffers (128-byte swizzle),
 // each completing on its `full` mbarrier; warps 1-3 exit after giving their registers back. Consumer warpgroup c
-// (c = 0, 1) owns query rows [64c, 64c + 64) of the block. Per key tile (FA3 "fwd_step"):
+// (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile (FA3 "fwd_step"):
 //   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
 //   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
@@ -89,15 +89,23 @@ __device__ __forceinline__ bool bf16_nonfinite(std::uint32_t bits) { return (bit
 #endif
 
 /// Work tile t -> (m block, batch, head). Causal: the heaviest m blocks (the last ones) first over all heads
-/// (longest-processing-time order for the static round-robin of the persistent grid). Non-causal: the m blocks of
-/// one (batch, head) consecutive, so that the CTAs running together share K and V in L2.
+/// (longest-processing-time order for the static round-robin of the persistent grid); with Snake, every odd round
+/// of gridDim.x tiles is taken in reverse, so that the CTA that got the heaviest tile of one round gets the lightest
+/// of the next. Non-causal: the m blocks of one (batch, head) consecutive, so that the CTAs running together share
+/// K and V in L2.
 struct TileCoord {
   int m_block, b, h;
 };
+template <bool Snake>
 __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t) {
   const int bh_count = a.batch * a.num_heads;
   int m_block, bh;
   if (a.causal) {
+    if constexpr (Snake) {
+      const std::int64_t g = gridDim.x, round = t / g, first = round * g;
+      const std::int64_t len = a.num_blocks - first < g ? a.num_blocks - first : g;
+      if (round & 1) t = first + (len - 1 - (t - first));
+    }
     m_block = a.num_m_blocks - 1 - static_cast<int>(t / bh_count);
     bh = static_cast<int>(t % bh_count);
   } else {
@@ -127,7 +135,8 @@ __device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
 /// sm_90a devices and only when g_ws_body_compiled. The K/V ring, the Q buffer and the ping-pong order carry over
 /// from one tile to the next, so the producer loads the next tile's Q, K, V while the consumers finish the current
 /// one and store it.
-template <class Cfg>
+/// Snake: the causal tile order of tile_coord (WsSchedule::persistent_snake).
+template <class Cfg, bool Snake = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_constant__ WsArgs a) {
 #if ZYFA_SM90A_PASS
   using namespace arch::sm90;
@@ -178,7 +187,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
 #pragma unroll 1
     for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-      const detail::TileCoord tc = detail::tile_coord(a, t);
+      const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
       const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
       const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
       if (n_tiles == 0) continue;
@@ -288,7 +297,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   bool store_pending = false;  // thread wtid == 0: a TMA store of this warpgroup may still read o_base
 #pragma unroll 1
   for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-    const detail::TileCoord tc = detail::tile_coord(a, t);
+    const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
     const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
 

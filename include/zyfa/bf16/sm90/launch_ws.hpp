@@ -13,16 +13,14 @@
 
 #if ZYFA_PLATFORM_CUDA
 
-/// ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID: 1 = causal calls with more than 32 row blocks per head (seqlen_q > 4096)
-/// launch one CTA per 128-row tile (the hardware then balances the unequal causal tiles dynamically, heaviest
-/// first) instead of the persistent static round-robin, whose imbalance ncu shows as 8% idle SM cycles at hd128
-/// causal 8K (docs/sm90-wgmma.md). The kernel code is the same (each CTA's tile loop runs once); default 0 until
-/// this launch policy has been measured on the H200 with the current kernel.
-#ifndef ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID
-#define ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID 0
-#endif
-
 namespace zyfa::bf16::sm90ws {
+
+/// How work tiles reach CTAs. `persistent` (the default; what flash_attn_func uses and the H200 suite tested):
+/// min(tiles, SMs) CTAs, static round-robin, causal heaviest first. The other two address the causal imbalance that
+/// ncu shows (8% idle SM cycles at hd128 causal 8K, docs/sm90-wgmma.md) and are not yet measured with this kernel:
+/// `persistent_snake` reverses every other round; `tile_grid_long_causal` launches one CTA per tile when causal and
+/// seqlen_q > 4096 (the hardware then balances dynamically; the same kernel code, each CTA's loop runs once).
+enum class WsSchedule { persistent, persistent_snake, tile_grid_long_causal };
 
 /// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
 /// warpgroups everywhere): BlockN 128 for head dims up to 192, 80 for 256 (224 KB of shared memory).
@@ -80,7 +78,7 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
 /// min(work tiles, SM count) CTAs and accepts any number of 128-row work tiles; otherwise one CTA per tile.
 /// Errors: StatusCode::unsupported when a non-persistent grid would exceed 2^31-1 blocks;
 /// StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
-template <class Cfg>
+template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
   *launched = false;
   int sm_count = 0;
@@ -89,10 +87,9 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   const std::int64_t blocks = p.query_blocks(Cfg::kBlockM);
   if (blocks <= 0) return Status::success();
   bool persistent = Cfg::kPersistent;
-#if ZYFA_BF16_SM90_WS_CAUSAL_TILE_GRID
-  if (p.causal && p.seqlen_q > 32 * Cfg::kBlockM && blocks <= std::numeric_limits<std::int32_t>::max())
+  if (Schedule == WsSchedule::tile_grid_long_causal && p.causal && p.seqlen_q > 32 * Cfg::kBlockM &&
+      blocks <= std::numeric_limits<std::int32_t>::max())
     persistent = false;
-#endif
   if (!persistent && blocks > std::numeric_limits<std::int32_t>::max())
     return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
                                std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
@@ -133,7 +130,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;
-  auto kernel = fwd_kernel_ws<Cfg>;
+  auto kernel = fwd_kernel_ws<Cfg, Schedule == WsSchedule::persistent_snake>;
   const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Cfg::kSmemBytes);
   if (attr_err != rt::success)
     return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
@@ -147,10 +144,10 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
 }
 
 /// Runs the built-in sm_90a kernel of (DQK, DV) when it applies (see launch_ws).
-template <int DQK, int DV>
+template <int DQK, int DV, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
-  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type>(p, stream, launched)
-                  : launch_ws<typename WsTile<DQK, DV, false>::type>(p, stream, launched);
+  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type, Schedule>(p, stream, launched)
+                  : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched);
 }
 
 }  // namespace zyfa::bf16::sm90ws
