@@ -30,8 +30,9 @@ struct WsTile {
 };
 
 /// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
-/// kernel body compiled for sm_90a (g_ws_body_compiled, read once per device). Host function; never fails loudly
-/// (false on any runtime error).
+/// kernel body compiled for sm_90a (g_ws_body_compiled, read once per device with cudaMemcpyFromSymbol, which
+/// synchronizes: make the first call outside stream capture). Host function; never fails loudly (false on any
+/// runtime error).
 /// `*sm_count` receives the device's multiprocessor count (the persistent grid size).
 inline bool ws_device_ok(int* sm_count) {
   static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
