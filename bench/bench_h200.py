@@ -21,6 +21,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.cpp_extension import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+from head_dims import builtin_head_dims  # noqa: E402
 COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
            "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
 
@@ -90,7 +92,7 @@ def main():
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     total = 16384
     seqlens = [512, 1024, 2048, 4096, 8192, 16384]
-    dims = [(64, 64), (128, 128), (256, 256), (192, 128)]
+    dims = builtin_head_dims()  # THE list, include/zyfa/head_dims.hpp
     if args.quick:
         seqlens = [2048, 8192]
         dims = [(128, 128)]

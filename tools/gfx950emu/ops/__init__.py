@@ -1,0 +1,79 @@
+"""Instruction semantics: each parsed :class:`~gfx950emu.asm.Instr` is compiled once into a Python closure
+``fn(wave) -> None | int`` (None: fall through; an int >= 0: branch to that instruction index; ``BARRIER`` or
+``ENDPGM``). Vector instructions work on all 64 lanes at once with numpy and honour EXEC.
+
+Register file layout of a wave (see machine.Wave): ``s`` is a list of 128 Python ints (SGPRs; VCC = s106/107,
+M0 = s124, EXEC = s126/127, the gfx9 operand encodings), ``v`` is a (512, 64) uint32 array (v0-v255 then
+a0-a255). Unknown mnemonics, operands or modifiers raise :class:`EmuError` at compile time.
+
+Semantics are split by unit, one module each: :mod:`.scalar` (SOPP/SOP*/SMEM), :mod:`.vector` (VALU table,
+DPP/SDWA, compares, lane ops), :mod:`.cvt` (conversions, fp8/bf8, scaled converts), :mod:`.matrix` (MFMA),
+:mod:`.memory` (global/flat/scratch/buffer, LDS-DMA), :mod:`.lds` (DS); :mod:`.common` holds the register
+readers/writers they share. Instruction facts (units, MFMA shapes, calls) come from :mod:`gfx950isa.table`.
+"""
+from __future__ import annotations
+
+from gfx950isa.table import CALLS as _CALLS
+
+from ..asm import Instr
+from ..errors import EmuError
+from ..semantics import Semantics
+from .common import BARRIER, ENDPGM, M32, M64, _reg_keys, int_to_mask, mask_to_int  # noqa: F401 (re-exported)
+from .lds import LdsUnit
+from .matrix import MatrixUnit
+from .memory import MemoryUnit
+from .scalar import _SOP, ScalarUnit  # noqa: F401
+from .vector import _VSPECIAL, VOP, VectorUnit  # noqa: F401
+
+
+class Compiler(ScalarUnit, VectorUnit, MatrixUnit, MemoryUnit, LdsUnit):
+    """Compiles instructions of one program. ``labels``: label -> instruction index."""
+
+    def __init__(self, labels: dict, sem: Semantics):
+        self.labels = labels
+        self.sem = sem
+
+    # result: (fn, touched_keys, queue, dst_keys); queue in {None, "vm", "lgkm" (LDS), "smem"}
+    def compile(self, ins: Instr):
+        name = ins.mnemonic
+        keys = []
+        for op in ins.operands:
+            keys += _reg_keys(op)
+        touched = frozenset(keys)
+        for prefix, meth in _DISPATCH:
+            if name.startswith(prefix):
+                try:
+                    out = meth(self, ins)
+                except EmuError as e:
+                    if name in _CALLS or (any(o.kind == "label" for o in ins.operands) and
+                                          not (name == "s_branch" or name.startswith("s_cbranch_"))):
+                        # Known but unsupported (calls, pc-relative symbol arithmetic): the program still
+                        # loads (other kernels or functions may be fine); executing it is the error.
+                        msg = str(e)
+
+                        def deferred(w, msg=msg):
+                            raise EmuError(msg)
+                        return deferred, touched, None, frozenset()
+                    raise
+                if out is not None:
+                    fn, q, dsts = out if isinstance(out, tuple) else (out, None, ())
+                    return fn, touched, q, frozenset(dsts)
+        raise EmuError(f"unknown instruction {name!r}")
+
+
+
+_DISPATCH = [
+    ("s_load", Compiler.c_smem), ("s_buffer_load", Compiler.c_smem),
+    ("s_", Compiler.c_sopp), ("s_", Compiler.c_salu),
+    ("v_", Compiler.c_valu),
+    ("global_", Compiler.c_global), ("flat_", Compiler.c_global),
+    ("buffer_", Compiler.c_buffer),
+    ("scratch_", Compiler.c_scratch),
+    ("ds_", Compiler.c_ds),
+]
+
+
+def implemented_mnemonics() -> set:
+    """Every mnemonic with table-driven semantics (VALU table, VALU specials, SALU table, MFMA shapes)."""
+    from ..mfma import MFMA_SHAPES
+    return set(VOP) | set(_VSPECIAL) | set(_SOP) | set(MFMA_SHAPES)
