@@ -5,19 +5,6 @@
 
 #include "builtin.hpp"
 
-/// ZYFA_BF16_SM90_WS (nvcc only): 1 (default) = on a compute-capability-9.0 device whose fatbinary holds the
-/// sm_90a body of the warp-specialized wgmma/TMA kernel (bf16/sm90/: built with
-/// -gencode=arch=compute_90a,code=sm_90a), flash_attn_func runs it for every built-in head-dim pair whose tensors TMA
-/// can address (16-byte aligned base and strides), else the portable mma.sync kernel (sm_80/sm_89, sm_90 without
-/// "a", unaligned views). 0 = the mma.sync kernel only. Every built-in pair passed the GPU test suite on the H200
-/// through this path (docs/sm90-wgmma.md, "Status").
-#ifndef ZYFA_BF16_SM90_WS
-#define ZYFA_BF16_SM90_WS 1
-#endif
-#if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
-#include "sm90/launch_ws.hpp"
-#endif
-
 #if !ZYFA_PLATFORM_HOST
 
 namespace zyfa::bf16 {
