@@ -20,6 +20,7 @@ DEVICE_TUS=(
   "tools/ci/device_smoke.hip||"   # platform-header smoke kernel (pipeline self-check)
   "tests/host/numeric_device.hip||"   # zyfa/numeric conversions in device passes
   "tests/gpu/builtin_kernels.hip||"   # BF16 forward kernels: the built-in head dims + the (96,96) custom example
+  "tests/gpu/sm90_ws_kernels.cu|sm_90a|"   # the sm_90a wgmma/TMA pipeline for the built-in head dims
 )
 # ---------------------------------------------------------------------------------------------------------
 ALL_TARGETS="gfx950,gfx942,sm_90a"
