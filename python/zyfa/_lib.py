@@ -68,6 +68,7 @@ def lse3(t: torch.Tensor | None) -> Lse:
 _P = ctypes.POINTER
 _SIGS = {
     "zyfa_backend": ([], ctypes.c_int),
+    "zyfa_set_device": ([ctypes.c_int, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
     "zyfa_fwd": ([_P(Tensor), _P(Tensor), _P(Tensor), _P(Tensor), ctypes.c_void_p, _P(Options), ctypes.c_void_p,
                   ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
     "zyfa_varlen_fwd": ([_P(Tensor), _P(Tensor), _P(Tensor), _P(Tensor), ctypes.c_void_p, ctypes.c_void_p,
@@ -112,10 +113,14 @@ def library_for(device: torch.device):
 
 
 def stream_of(device: torch.device):
-    """The current CUDA stream handle of `device` (None for CPU)."""
+    """Makes `device` current in the library's own CUDA runtime (zyfa_set_device) and returns torch's current CUDA
+    stream handle of `device` (None for CPU)."""
     if device.type != "cuda":
         return None
-    return torch.cuda.current_stream(device).cuda_stream
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    err = err_buffer()
+    check(CUDA.zyfa_set_device(index, err, len(err)), err)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def check(code: int, err: ctypes.Array) -> None:

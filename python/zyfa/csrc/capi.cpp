@@ -94,6 +94,22 @@ extern "C" {
 /// 0: the host backend (zyfa::host), 1: the GPU kernels of this build (CUDA).
 int zyfa_backend() { return ZYFA_CAPI_BACKEND; }
 
+/// Makes `device` the current device of THIS library's CUDA runtime (it links the runtime statically, so torch's
+/// current device is not its current device); the Python side calls it before every CUDA call. Returns 0 or 3
+/// (runtime_error, message in `err`). No-op in the host build.
+int zyfa_set_device(int device, char* err, int err_len) {
+#if ZYFA_PLATFORM_CUDA
+  const cudaError_t e = cudaSetDevice(device);
+  if (e != cudaSuccess)
+    return finish(zyfa::Status::runtime(std::string("cudaSetDevice(") + std::to_string(device) + ") failed: " +
+                                        cudaGetErrorString(e)),
+                  err, err_len);
+#else
+  (void)device;
+#endif
+  return finish(zyfa::Status::success(), err, err_len);
+}
+
 /// flash_attn_func: q/k/v/out BSHD views, lse fp32 [b, h, seqlen_q] contiguous or null. `stream`: cudaStream_t
 /// (ignored by the host build).
 int zyfa_fwd(const zyfa_tensor* q, const zyfa_tensor* k, const zyfa_tensor* v, const zyfa_tensor* out, float* lse,
