@@ -15,6 +15,8 @@
 # 3. CUDA: nvcc is not a Debian 12 package that knows sm_90a (Debian's nvidia-cuda-toolkit is 11.8); the
 #    device compile step (tools/ci/compile_device.sh) uses nvcc from PATH or /usr/local/cuda/bin and says
 #    loudly when it is absent.
+# 4. torch (python/requirements-torch.txt, pinned) into the venv for the Python package's tests; ZYFA_SKIP_TORCH=1
+#    skips it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 
@@ -122,6 +124,16 @@ fi
 if [ -x "$VENV/bin/python" ]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$REQ"
   echo "install_deps: Python packages in $VENV ($("$VENV/bin/python" --version))"
+  # 4. torch for the Python package's CPU tests (tests/torch), pinned in python/requirements-torch.txt: PyPI's
+  #    Linux wheel (the CUDA build, ~2.6 GB with its dependencies; ~2.5 min to download and install here). It runs
+  #    on CPU. Skip with ZYFA_SKIP_TORCH=1 (tests/run_all.sh then skips tests/torch and says so).
+  if [ "${ZYFA_SKIP_TORCH:-0}" != 1 ]; then
+    if ! "$VENV/bin/python" -c 'import torch; assert torch.__version__.split("+")[0] == "2.11.0"' 2>/dev/null; then
+      echo "install_deps: installing torch (python/requirements-torch.txt)"
+      "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/python/requirements-torch.txt"
+    fi
+    echo "install_deps: torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
+  fi
 else
   echo "install_deps: WARNING: could not create a venv; installing with pip --user" >&2
   extra=()

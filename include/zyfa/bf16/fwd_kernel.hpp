@@ -90,8 +90,11 @@ ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t
 /// The forward kernel for one KernelConfig. Launch (bf16::launch does it): grid = ceil(seqlen_q / BlockM) *
 /// batch * num_heads blocks in x (<= 2^31-1), Config::kThreads threads, Config::kSmemBytes bytes of dynamic
 /// shared memory (LDS). Reads q/k/v and writes out (and softmax_lse if non-null) as described by `a`.
-template <class Config>
-__global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) {
+/// Varlen = true: the variable-length kernel (FwdArgs::cu_seqlens_q/_k set): each block narrows its copy of the
+/// arguments to its sequence (select_sequence, fwd_args.hpp) and then runs exactly the fixed-length code on it.
+template <class Config, bool Varlen = false>
+__global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs args) {
+  FwdArgs a = args;  // Varlen: narrowed to the block's sequence below (fixed length: never written)
   using Tile = typename Config::Tile;
   constexpr int kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
   // Tile head dims (padded to multiples of 32) and the real ones: padding columns are zero-filled, never read.
@@ -115,14 +118,15 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
   const int m_block = a.num_m_blocks - 1 - bid / bh_count;
   const int b = bh / a.num_heads, h = bh % a.num_heads, hk = h / a.group_size;
   const int m0 = m_block * kBlockM;
+  if constexpr (Varlen)
+    if (!select_sequence(a, b, m0)) return;  // this block's sequence (fwd_args.hpp)
   const int rows_valid = imin_(kBlockM, a.seqlen_q - m0);
 
   const std::uint16_t* gq = a.q + b * a.q_batch_stride + h * a.q_head_stride + m0 * a.q_row_stride;
   const std::uint16_t* gk = a.k + b * a.k_batch_stride + hk * a.k_head_stride;
   const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
   std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride + m0 * a.o_row_stride;
-  float* glse = a.lse == nullptr ? nullptr
-                                 : a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q + m0;
+  float* glse = a.lse == nullptr ? nullptr : a.lse + b * a.lse_batch_stride + h * a.lse_head_stride + m0;
 
   float o[R][OC];
 #pragma unroll
