@@ -130,8 +130,8 @@ __device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
   return n_end;
 }
 
-/// The kernel (persistent). Launch (launch_ws.hpp): min(num_blocks, SM count) CTAs in x, each looping over work
-/// tiles t = blockIdx.x, + gridDim.x, ...; Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory; only on
+/// The kernel (persistent). Launch (launch_ws.hpp): min(num_blocks, SM count) CTAs in x (or num_blocks CTAs:
+/// WsSchedule::tile_grid_long_causal), each looping over work tiles t = blockIdx.x, + gridDim.x, ...; Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory; only on
 /// sm_90a devices and only when g_ws_body_compiled. The K/V ring, the Q buffer and the ping-pong order carry over
 /// from one tile to the next, so the producer loads the next tile's Q, K, V while the consumers finish the current
 /// one and store it.
