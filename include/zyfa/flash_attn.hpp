@@ -55,7 +55,9 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
 /// int32 [batch + 1] offsets, non-decreasing from 0 (sequence b: query rows [cu_seqlens_q[b], cu_seqlens_q[b+1]),
 /// keys [cu_seqlens_k[b], cu_seqlens_k[b+1])); empty sequences allowed. max_seqlen_q / max_seqlen_k: the longest
 /// query / key sequence (the grid covers max_seqlen_q rows per sequence). Causal is bottom-right aligned per
-/// sequence. Each sequence gives bit for bit what flash_attn_func gives on it alone (same kernel, same tiles).
+/// sequence. Runs the portable BF16 kernel (fwd_kernel<Config, true>): each sequence gives bit for bit what that
+/// kernel gives on it alone (bf16::launch_builtin<DQK, DV>); on sm_90a, flash_attn_func prefers the warp-specialized
+/// wgmma kernel (bf16/sm90/), which has no varlen form yet and differs from the portable kernel by rounding.
 /// The offsets are device memory and are not read on the host: offsets that break the rules above are not
 /// detected; the kernel then skips a sequence whose offsets leave [0, total] or decrease (no out-of-bounds access)
 /// and does not compute rows past max_seqlen_q of a sequence. zyfa::check_cu_seqlens checks a host copy.

@@ -217,6 +217,26 @@ def _merge_fake(out_a, lse_a, out_b, lse_b):
             lse_a.new_empty(lse_a.shape, dtype=torch.float32))
 
 
+def _flash_attn_func_portable(q, k, v, causal=False, softmax_scale=None):
+    """Testing aid, not public API: flash_attn_func (bf16, returns (out, softmax_lse)) through the portable BF16
+    kernel only (mma.sync on NVIDIA), the kernel flash_attn_varlen_func runs. On an H100/H200 flash_attn_func itself
+    prefers the sm_90a warp-specialized wgmma kernel, whose results differ from the portable kernel's by rounding.
+    CPU tensors: the host backend, as flash_attn_func. Not a custom op (eager only)."""
+    _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
+    b, sq, h, _ = q.shape
+    out = torch.empty((b, sq, h, v.shape[3]), dtype=torch.bfloat16, device=q.device)
+    lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+    lib = _lib.library_for(q.device)
+    q, k, v = _aligned(q), _aligned(k), _aligned(v)
+    err = _lib.err_buffer()
+    opts = _options(_scale(softmax_scale), causal, None, None, None)
+    with _device_guard(q.device):
+        code = lib.zyfa_fwd_portable(_lib.tensor4(q), _lib.tensor4(k), _lib.tensor4(v), _lib.tensor4(out),
+                                     lse.data_ptr(), opts, _lib.stream_of(q.device), err, len(err))
+    _lib.check(code, err)
+    return out, lse
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # the public functions (FlashAttention's signatures)
 
@@ -281,7 +301,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
 
     Returns:
         out [total_q, num_heads, head_dim_v] bf16; with return_attn_probs also softmax_lse [num_heads, total_q] fp32
-        (natural log). Each sequence equals, bit for bit, flash_attn_func on that sequence alone.
+        (natural log). Each sequence equals, bit for bit, the same kernel's fixed-length result on that sequence
+        alone: the host backend's on CPU, the portable BF16 kernel's on CUDA (on an H100/H200 flash_attn_func prefers
+        the sm_90a wgmma kernel, which has no varlen form yet: the two differ by rounding).
 
     Raises: as flash_attn_func; TypeError if cu_seqlens are not int32 tensors or max_seqlen not ints.
     """

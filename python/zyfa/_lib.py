@@ -71,6 +71,8 @@ _SIGS = {
     "zyfa_set_device": ([ctypes.c_int, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
     "zyfa_fwd": ([_P(Tensor), _P(Tensor), _P(Tensor), _P(Tensor), ctypes.c_void_p, _P(Options), ctypes.c_void_p,
                   ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
+    "zyfa_fwd_portable": ([_P(Tensor), _P(Tensor), _P(Tensor), _P(Tensor), ctypes.c_void_p, _P(Options),
+                           ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
     "zyfa_varlen_fwd": ([_P(Tensor), _P(Tensor), _P(Tensor), _P(Tensor), ctypes.c_void_p, ctypes.c_void_p,
                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, _P(Options),
                          ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),

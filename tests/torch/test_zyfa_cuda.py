@@ -1,6 +1,7 @@
 """The Python package zyfa on CUDA tensors (the GPU kernels): against SDPA / fp64 on the built-in head dims, GQA,
-strides, causal / non-causal, LSE; varlen bit for bit against per-sequence calls (ragged lengths 1..5,000 in one
-batch); merge_attn_states on the GPU; FP8 -> NotImplementedError; torch.compile(fullgraph=True).
+strides, causal / non-causal, LSE; varlen bit for bit against per-sequence calls of the same (portable mma.sync)
+kernel and within rounding of flash_attn_func's default (on the H200 the sm_90a wgmma kernel), ragged lengths
+1..5,000 in one batch; merge_attn_states on the GPU; FP8 -> NotImplementedError; torch.compile(fullgraph=True).
 Skipped without a CUDA device, unless ZYFA_REQUIRE_CUDA=1 (tests/gpu/run_python_gpu.sh sets it): then a missing GPU
 or a package built without CUDA kernels fails."""
 import math
@@ -60,6 +61,9 @@ def test_against_sdpa_and_fp64(dqk, dv, causal, b, sq, sk, h, hk):
     assert (lse.double()[fin] - lse64[fin]).abs().max().item() < 1e-4
     if causal and sq > sk:
         assert torch.all(out[:, : sq - sk] == 0) and torch.all(lse[:, :, : sq - sk] == -math.inf)
+    po, pl = zyfa._flash_attn_func_portable(q, k, v, causal=causal)  # the kernel varlen runs
+    torch.testing.assert_close(po.double(), ref64, atol=1e-2, rtol=1e-2)
+    assert (pl.double()[fin] - lse64[fin]).abs().max().item() < 1e-4
 
 
 def test_gpu_matches_host_backend_and_strides():
@@ -98,10 +102,15 @@ def test_varlen_matches_per_sequence_calls_bit_for_bit(dqk, dv, causal):
         if k1 == k0:
             assert torch.all(out[q0:q1] == 0) and torch.all(lse[:, q0:q1] == -math.inf)
             continue
-        o1, l1 = zyfa.flash_attn_func(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal,
-                                      return_attn_probs=True)
+        # the same (portable mma.sync) kernel on the sequence alone: bit for bit
+        o1, l1 = zyfa._flash_attn_func_portable(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal)
         assert torch.equal(out[q0:q1], o1[0]), (b, lens[b])
         assert torch.equal(lse[:, q0:q1], l1[0]), (b, lens[b])
+        # flash_attn_func (on the H200 the sm_90a wgmma kernel when TMA applies): equal within rounding
+        o2, l2 = zyfa.flash_attn_func(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal,
+                                      return_attn_probs=True)
+        torch.testing.assert_close(out[q0:q1].float(), o2[0].float(), atol=1.6e-2, rtol=1.6e-2)
+        torch.testing.assert_close(lse[:, q0:q1], l2[0], atol=1e-4, rtol=1e-5)
 
 
 def test_varlen_host_and_gpu_agree():

@@ -125,6 +125,28 @@ int zyfa_fwd(const zyfa_tensor* q, const zyfa_tensor* k, const zyfa_tensor* v, c
 #endif
 }
 
+/// flash_attn_func through the portable BF16 kernel only (bf16::launch_builtin<DQK, DV>: mma.sync on NVIDIA), never
+/// the sm_90a warp-specialized wgmma kernel that zyfa_fwd prefers on an H100/H200: the kernel that
+/// zyfa_varlen_fwd runs, so that tests can compare the two bit for bit. The host build runs zyfa_fwd's host backend.
+int zyfa_fwd_portable(const zyfa_tensor* q, const zyfa_tensor* k, const zyfa_tensor* v, const zyfa_tensor* out,
+                      float* lse, const zyfa_options* opt, void* stream, char* err, int err_len) {
+#if ZYFA_PLATFORM_HOST
+  return zyfa_fwd(q, k, v, out, lse, opt, stream, err, err_len);
+#else
+  zyfa::AttentionParams p;
+  if (zyfa::Status s = zyfa::make_params(to_ref(q), to_ref(k), to_ref(v), to_ref(out), lse, to_options(opt), &p); !s)
+    return finish(s, err, err_len);
+  if (p.qkv_dtype != zyfa::DType::bf16)
+    return finish(zyfa::Status::unsupported("q: the portable kernel takes bf16 only"), err, err_len);
+#define ZYFA_CAPI_PORTABLE_(DQK, DV)                  \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV)     \
+    return finish(zyfa::bf16::launch_builtin<DQK, DV>(p, static_cast<zyfa::rt::stream_t>(stream)), err, err_len);
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_PORTABLE_)
+#undef ZYFA_CAPI_PORTABLE_
+  return finish(zyfa::Status::unsupported("head_dim_qk/head_dim_v: not a built-in pair"), err, err_len);
+#endif
+}
+
 /// flash_attn_varlen_func: packed views [1, total, heads, head_dim], lse fp32 [num_heads, total_q] or null,
 /// cu_seqlens int32 [batch + 1] in the backend's memory.
 int zyfa_varlen_fwd(const zyfa_tensor* q, const zyfa_tensor* k, const zyfa_tensor* v, const zyfa_tensor* out,

@@ -82,6 +82,7 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
 template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
   *launched = false;
+  if (p.is_varlen()) return Status::success();  // no varlen in this kernel yet: the portable kernel runs it
   int sm_count = 0;
   if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok(&sm_count))
     return Status::success();
