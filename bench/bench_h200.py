@@ -27,7 +27,9 @@ COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "caus
            "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
 
 
-def build_ext(build_dir):
+def build_ext(build_dir, mma_sync=False):
+    """Builds the extension; mma_sync=True compiles flash_attn_func without the sm_90a pipeline
+    (-DZYFA_BF16_SM90_WS=0: the portable mma.sync kernel, as on sm_80/sm_89)."""
     os.makedirs(build_dir, exist_ok=True)
     return load(name="zyfa_torch_ext",
                 sources=[os.path.join(ROOT, "bench", "zyfa_torch_ext.cpp"),
@@ -35,7 +37,8 @@ def build_ext(build_dir):
                          os.path.join(ROOT, "bench", "zyfa_torch_ext_variants.cu")],
                 extra_include_paths=[os.path.join(ROOT, "include")],
                 extra_cflags=["-O3", "-std=c++17"],
-                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"] +
+                (["-DZYFA_BF16_SM90_WS=0"] if mma_sync else []),
                 build_directory=build_dir, verbose=False)
 
 
@@ -80,11 +83,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="/tmp/zyfa_ext_build")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--mma-sync", action="store_true",
+                    help="time the portable mma.sync kernel (build with -DZYFA_BF16_SM90_WS=0; use its own --build-dir)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--variants", action="store_true", help="time the tile-size variants first")
     args = ap.parse_args()
-    ext = build_ext(args.build_dir)
+    ext = build_ext(args.build_dir, args.mma_sync)
+    zyfa_name = "zyfa_mma_sync" if args.mma_sync else "zyfa"  # the impl column of results.csv
     if args.build_only:
         return
     os.makedirs(args.out, exist_ok=True)
@@ -114,7 +120,7 @@ def main():
                 d = (dqk + dv) / 2
                 flop = 4.0 * b * heads * s * s * d / (2 if causal else 1)
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-                impls = {"zyfa": lambda: ext.forward(q, k, v, out, lse, causal, stream)}
+                impls = {zyfa_name: lambda: ext.forward(q, k, v, out, lse, causal, stream)}
                 for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
                     def run(backend=backend):
                         with sdpa_kernel(backend):
@@ -128,7 +134,7 @@ def main():
                     except Exception as e:  # a backend that does not support this shape
                         print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({str(e).splitlines()[0][:100]})")
                         continue
-                    if name != "zyfa" and ref is None:
+                    if name != zyfa_name and ref is None:
                         ref = fn().transpose(1, 2)
                     rows.append(dict(date=date, device=dev, impl=name, dtype="bf16", head_dim_qk=dqk, head_dim_v=dv,
                                      causal=int(causal), batch=b, num_heads=heads, num_heads_k=heads, seqlen_q=s,
@@ -153,7 +159,7 @@ def main():
         for j, (dqk, dv) in enumerate(dims):
             for i, causal in enumerate((1, 0)):
                 ax = axes[i][j]
-                for impl, color in (("zyfa", "C0"), ("sdpa_flash", "C1"), ("sdpa_cudnn", "C2")):
+                for impl, color in ((zyfa_name, "C0"), ("sdpa_flash", "C1"), ("sdpa_cudnn", "C2")):
                     pts = [(r["seqlen_q"], float(r["tflops"])) for r in rows if r["impl"] == impl and
                            r["head_dim_qk"] == dqk and r["head_dim_v"] == dv and r["causal"] == causal]
                     if pts:
