@@ -131,7 +131,7 @@ def reference(qv, kv, m_in, c):
     for d in range(128):
         s = (s + (qv[:, d:d + 1].astype(np.float32) * kv[:, d][None, :].astype(np.float32))).astype(np.float32)
     t = (s * np.float32(c)).astype(np.float32)
-    m_blk = t.max(axis=1)
+    m_blk = np.fmax.reduce(t, axis=1, initial=-np.inf).astype(np.float32)
     m_new = np.maximum(m_in, m_blk).astype(np.float32)
     neg = -(m_blk - m_new).astype(np.float32)
     kb = np.where(neg >= 255, 255, np.where(neg >= 0, np.floor(np.nan_to_num(neg)), 0)).astype(np.uint32)
@@ -257,11 +257,9 @@ def build_step() -> KernelSpec:
                 p.v_mul_f32_e32(s[kt][r], a["c"], s[kt][r])
         mx, xa, xb = p.vreg(f"m_lane{blk}"), p.vreg(f"swap_a{blk}"), p.vreg(f"swap_b{blk}")
         regs = [s[kt][r] for kt in range(2) for r in range(16)]
-        p.v_max3_f32(mx, regs[0], regs[1], regs[2])
-        rest = regs[3:]
-        for j in range(0, len(rest) - 1, 2):
-            p.v_max3_f32(mx, mx, rest[j], rest[j + 1])
-        p.v_max_f32_e32(mx, rest[-1], mx)
+        p.v_mov_b32_e32(mx, "0xff800000", comment="-inf: a NaN logit never becomes the max (as std::max in the spec)")
+        for j in range(0, len(regs), 2):
+            p.v_max3_f32(mx, mx, regs[j], regs[j + 1])
         p.v_mov_b32_e32(xa, mx)
         p.v_mov_b32_e32(xb, mx)
         p.op("v_permlane32_swap_b32", xa, xb)
@@ -356,7 +354,7 @@ def step_reference(qv, kv, vv, c):
     stats = {"alpha_lt_1": 0, "kb_gt_0": 0}
     for blk in range(2):
         tb = t[:, 64 * blk:64 * blk + 64]
-        m_blk = tb.max(axis=1)
+        m_blk = np.fmax.reduce(tb, axis=1, initial=-np.inf).astype(np.float32)  # std::max from -inf: NaN skipped
         m_new = np.maximum(m, m_blk).astype(np.float32)
         with np.errstate(invalid="ignore"):
             alpha = np.exp2((m - m_new).astype(np.float64)).astype(np.float32)
@@ -381,8 +379,10 @@ def step_reference(qv, kv, vv, c):
     return acc, m, l, mag, slack, stats
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN arithmetic in the numpy reference
+@pytest.mark.parametrize("nan_codes", [False, True], ids=["finite", "nan_codes"])
 @pytest.mark.parametrize("order", ["fp32_seq", "fp64", "fp32_block"])
-def test_full_block_step_matches_the_specification(order):
+def test_full_block_step_matches_the_specification(order, nan_codes):
     """Bit for bit under fp32_seq (the specification's summation order). Under fp64 / fp32_block S, hence t and
     m_new, move in the last bits; a Lean P code can then move by at most one step (|dP| <= P/8 + 2^-9), so
     |acc - spec| <= sum s alpha (P/8 + 2^-9)|v| + 2^-20 sum s alpha P |v| elementwise (the second term: the
@@ -397,6 +397,9 @@ def test_full_block_step_matches_the_specification(order):
     kc[70, :] = 0x7E    # the second block holds a far larger logit for row 0: its max grows, alpha < 1
     vc[3, :] = 0x7E     # max code in V
     vc[:, 5] = rng.integers(1, 8, 128)  # subnormal V codes
+    if nan_codes:
+        qc[4, 10] = 0x7F  # every logit of query 4 is NaN: its max stays -inf, its codes are 0x7F, l and acc NaN
+        vc[20, 9] = 0xFF  # a NaN in V (key 20, dim 9): dim 9 of every row is NaN (0 x NaN = NaN)
     c = np.float32(0.0883883476 * 1.4426950408889634)
     asm = emit_kernel(build_step(), "tests/python/test_gen_fp8_block_softmax.py")
     mach = Machine(EmuProgram.from_asm_text(asm, Semantics(mfma_accumulate=order)))
@@ -409,12 +412,21 @@ def test_full_block_step_matches_the_specification(order):
     qv, kv, vv = (x.view(E4M3).astype(np.float32) for x in (qc, kc, vc))
     want_acc, want_m, want_l, mag, slack, stats = step_reference(qv, kv, vv, c)
     assert stats["alpha_lt_1"] > 0 and stats["kb_gt_0"] > 0  # the online update and the block offset are used
-    assert np.array_equal(ml[:, :32], ml[:, 32:])
+    assert np.array_equal(ml[:, :32], ml[:, 32:], equal_nan=True)
+    got_l = ml[1, :32]
+    for got, want in ((ml[0, :32], want_m), (got_l, want_l), (acc, want_acc)):
+        assert np.array_equal(np.isnan(got), np.isnan(want))  # NaN exactly where the specification has it
+    if nan_codes:
+        assert np.isnan(want_acc[4]).all() and np.isnan(want_acc[:, 9]).all() and want_m[4] == -np.inf
+    fin = ~np.isnan(want_acc)
+    acc, want_acc = np.where(fin, acc, 0), np.where(fin, want_acc, 0)
+    mag, slack = np.where(fin, mag, 0), np.where(fin, slack, 0)
+    ok_l = ~np.isnan(want_l)
     if order == "fp32_seq":
         np.testing.assert_array_equal(ml[0, :32].view(np.uint32), want_m.view(np.uint32))
-        np.testing.assert_array_equal(ml[1, :32].view(np.uint32), want_l.view(np.uint32))
+        np.testing.assert_array_equal(got_l[ok_l].view(np.uint32), want_l[ok_l].view(np.uint32))
         np.testing.assert_array_equal(acc.view(np.uint32), want_acc.view(np.uint32))
     else:
         np.testing.assert_allclose(ml[0, :32], want_m, rtol=2.0 ** -20)
-        np.testing.assert_allclose(ml[1, :32], want_l, rtol=2.0 ** -20)
+        np.testing.assert_allclose(got_l[ok_l], want_l[ok_l], rtol=2.0 ** -20)
         assert np.all(np.abs(acc.astype(np.float64) - want_acc) <= slack + 2.0 ** -20 * mag)
