@@ -190,6 +190,7 @@ zyfa_fp8_qk_block_32x128:
 	buffer_store_dword v66, v0, s[4:7], s17 offen offset:384
 	buffer_store_dword v67, v0, s[4:7], s18 offen offset:384
 	buffer_store_dword v68, v0, s[4:7], s19 offen offset:384
+	s_waitcnt vmcnt(63)                                                      ; counter capacity
 	buffer_store_dword v69, v0, s[4:7], s20 offen offset:384
 	s_endpgm
 .Lzyfa_fp8_qk_block_32x128_end:

@@ -130,6 +130,35 @@ def test_waitcnt_flushes_at_labels_and_honours_explicit_waits():
     assert _wait_lines(insert_waitcnt(items)) == ["s_waitcnt vmcnt(0)", "s_waitcnt vmcnt(0)"]
 
 
+def test_waitcnt_follows_a_prefetch_across_the_loop_back_edge():
+    """A load issued at the end of an iteration and read at the start of the next: the pass carries its queue
+    around the back edge (no flush at the loop head) and waits at the read with the count that is safe on both
+    entry paths (from the prologue's load and from the previous iteration's)."""
+    def build():
+        p = Program()
+        x, y, acc = p.vreg("x"), p.vreg("y"), p.vreg("acc")
+        i = p.sreg("i")
+        p.buffer_load_dword(x, V(0), S(4, 4), 0, offen=True)          # prologue prefetch
+        p.v_mov_b32_e32(acc, 0)
+        p.s_mov_b32(i, 0)
+        with p.loop(".Lp", i, 8):
+            p.v_add_u32_e32(acc, acc, x)                               # needs this iteration's x
+            p.buffer_load_dword(y, V(0), S(4, 4), 0, offen=True)       # an unrelated load in flight
+            p.buffer_load_dword(x, V(0), S(4, 4), 0, offen=True)       # next iteration's x (WAR on x: ok, read above)
+            p.v_add_u32_e32(acc, acc, y)                               # y: x's load may stay outstanding
+        p.v_readfirstlane_b32(S(10), acc)
+        p.s_endpgm()
+        p.finalize()
+        return p
+    text = [x.render().split(" ;")[0].strip() if isinstance(x, Op) else f"{x.name}:"
+            for x in insert_waitcnt(build().items)]
+    head = text.index(".Lp:")
+    assert text[head + 1] == "s_waitcnt vmcnt(0)"       # x: the newest load on the prologue path and the back edge
+    k = next(j for j in range(head, len(text)) if text[j].startswith("v_add") and j > head + 3)
+    assert text[k - 1] == "s_waitcnt vmcnt(1)"          # y: x's load (issued after it) may still be outstanding
+    assert text.count("s_waitcnt vmcnt(0)") == 1 and not any("lgkmcnt" in t for t in text)
+
+
 # ---------------------------------------------------------------------------------------------- kernargs
 def test_kernargs_offsets_come_from_the_arg_list():
     args = [Arg("x", "ptr", "const float*", "x"), Arg("n", "u32", "std::uint32_t", "n"),

@@ -34,7 +34,6 @@ whole chip running this stream on every SIMD; :data:`table.CLOCK_GHZ`, :data:`ta
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from . import table
 from .roles import analyze
@@ -71,10 +70,8 @@ class CycleReport:
 
 
 def _lds_bytes(ins: Instr) -> int:
-    m = re.search(r"_b(\d+)$", ins.base)
-    bits = int(m.group(1)) if m else 32
-    mult = 2 if "2" in ins.base.split("_")[1] else 1  # ds_read2/ds_write2
-    return 64 * bits // 8 * mult
+    """Bytes a wave64 DS instruction moves (64 lanes x table.ds_bytes_per_lane)."""
+    return 64 * table.ds_bytes_per_lane(ins.base)
 
 
 def _flatten(items, trips: dict, entry: str | None = None) -> list:

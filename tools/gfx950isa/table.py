@@ -11,6 +11,7 @@ TRANS flag, ``SIInstrInfo``/``GCNHazardRecognizer`` for pass counts, verified wi
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["MfmaShape", "MFMA_SHAPES", "F8F6F4_FORMATS", "mfma_shape", "mfma_passes", "mfma_flops", "TRANS",
@@ -286,3 +287,30 @@ def timing_class(base: str, kind: str) -> str:
     if kind == "exp":
         return "vmem"
     return kind
+
+
+# ------------------------------------------------------------------------------------------ memory access types
+#: Memory access type suffix of buffer_/global_/flat_/scratch_ loads and stores -> (bytes per lane, format):
+#: "raw" (dwords), "u"/"s" (zero-/sign-extended to 32 bits), "lo"/"hi"/"slo"/"shi" (d16: into the low or high 16
+#: bits, the other half kept). LLVM 22 AMDGPU BUFInstructions.td / FLATInstructions.td names.
+MEM_TYPES = {"dword": (4, "raw"), "dwordx2": (8, "raw"), "dwordx3": (12, "raw"), "dwordx4": (16, "raw"),
+             "ubyte": (1, "u"), "sbyte": (1, "s"), "ushort": (2, "u"), "sshort": (2, "s"),
+             "byte": (1, "u"), "short": (2, "u"),
+             "short_d16": (2, "lo"), "short_d16_hi": (2, "hi"), "ubyte_d16": (1, "lo"),
+             "ubyte_d16_hi": (1, "hi"), "sbyte_d16": (1, "slo"), "sbyte_d16_hi": (1, "shi"),
+             "byte_d16_hi": (1, "hi")}
+#: DS access suffix -> the equivalent MEM_TYPES suffix (ds_read_b128 moves a dwordx4 per lane).
+DS_TYPES = {"b32": "dword", "b64": "dwordx2", "b96": "dwordx3", "b128": "dwordx4", "u8": "ubyte",
+            "i8": "sbyte", "u16": "ushort", "i16": "sshort", "b8": "byte", "b16": "short",
+            "u16_d16": "short_d16", "u16_d16_hi": "short_d16_hi", "u8_d16": "ubyte_d16",
+            "u8_d16_hi": "ubyte_d16_hi", "i8_d16": "sbyte_d16", "i8_d16_hi": "sbyte_d16_hi",
+            "b8_d16_hi": "byte_d16_hi", "b16_d16_hi": "short_d16_hi"}
+
+
+def ds_bytes_per_lane(base: str) -> int:
+    """Bytes one lane moves in a DS read/write (``ds_read2_*`` counts both halves); 4 when unknown
+    (permutes, swizzles)."""
+    m = re.match(r"^ds_(read|write)(2st64|2)?_(\w+?)$", base)
+    if not m or m.group(3) not in DS_TYPES:
+        return 4
+    return MEM_TYPES[DS_TYPES[m.group(3)]][0] * (2 if m.group(2) else 1)

@@ -10,10 +10,13 @@ pass waits until that load has retired, with the largest count that still guaran
   outstanding, else 0;
 * before ``s_barrier``: every outstanding DS write (lgkmcnt) and LDS-DMA load (vmcnt) — gfx950's barrier does
   not wait for memory (facts §3);
-* at a label (a join or a loop head) and before a branch: everything outstanding (vmcnt(0) lgkmcnt(0)) — the
-  pass does not carry its queue across control flow, so a load issued in one iteration for the next must be
-  waited for by the kernel itself (an explicit ``s_waitcnt`` is honoured and counted);
-* nothing at ``s_endpgm`` (stores complete on their own).
+* across control flow: a dataflow over the basic blocks (labels start them, branches and ``s_endpgm`` end them);
+  the state entering a block merges its predecessors' (loop back edges included, iterated to a fixed point), so a
+  load issued in one iteration and read in the next is waited for where it is read, with the count that is safe
+  on every path;
+* nothing at ``s_endpgm`` (stores complete on their own);
+* never more than a counter can count (vmcnt 63, lgkmcnt 15 outstanding): the oldest are waited for
+  (conservative: whether the hardware stalls issue at a full counter is not in the facts).
 
 An explicit ``s_waitcnt`` in the program is kept and retires what it says. The emulator checks the result
 (``Semantics.waitcnt_check``: reading a register before its load is retired is an error).
@@ -31,7 +34,7 @@ from gfx950isa.roles import analyze
 from gfx950isa.roles import units as _units
 from gfx950isa.syntax import parse_instruction
 
-from .ir import Comment, Label, Op
+from .ir import Label, Op
 
 __all__ = ["insert_waitcnt", "insert_nops", "waitcnt_op", "check_verified_semantics", "UnverifiedSemantics"]
 
@@ -79,74 +82,146 @@ class _Queues:
                 self.lgkm = [e for i, e in enumerate(self.lgkm) if e[1] or 1 + self.younger_lds(i) <= lgkm]
 
 
-def insert_waitcnt(items: list) -> list:
-    """`items` with the s_waitcnt instructions the outstanding memory operations require (see module doc)."""
-    out = []
-    q = _Queues()
-
-    def flush(why):
-        vm = 0 if q.vm else None
-        lg = 0 if q.lgkm else None
-        if vm is not None or lg is not None:
-            out.append(waitcnt_op(vm, lg, why))
-            q.retire(vm, lg)
-
-    for x in items:
-        if isinstance(x, Comment):
-            out.append(x)
-            continue
-        if isinstance(x, Label):
-            flush(f"all memory before {x.name} (control-flow join)")
-            out.append(x)
-            continue
-        ins = _facts(x)
-        m = ins.base
-        if m == "s_waitcnt":
-            out.append(x)
-            text = x.render()
-            vm = lg = None
-            mm = re.search(r"vmcnt\((\d+)\)", text)
-            if mm:
-                vm = int(mm.group(1))
-            mm = re.search(r"lgkmcnt\((\d+)\)", text)
-            if mm:
-                lg = int(mm.group(1))
-            q.retire(vm, lg)
-            continue
-        touched = ins.uses | ins.defs
-        need_vm = need_lg = None
-        for i, (defs, _) in enumerate(q.vm):
-            if defs & touched:
-                need_vm = len(q.vm) - 1 - i  # the newest dependency decides (in-order return)
-        for i, (defs, _, _) in enumerate(q.lgkm):
-            if defs & touched:
-                need_lg = min(need_lg, q.lgkm_need(i)) if need_lg is not None else q.lgkm_need(i)
-        if m == "s_barrier":
-            for i, (_, dma) in enumerate(q.vm):
-                if dma:
-                    need_vm = min(need_vm, len(q.vm) - 1 - i) if need_vm is not None else len(q.vm) - 1 - i
-            for i, (_, _, w) in enumerate(q.lgkm):
-                if w:
-                    need_lg = min(need_lg, q.lgkm_need(i)) if need_lg is not None else q.lgkm_need(i)
-        if need_vm is not None:
-            need_vm = min(need_vm, VMCNT_MAX)
-        if need_lg is not None:
-            need_lg = min(need_lg, LGKMCNT_MAX)
-        if need_vm is not None or need_lg is not None:
-            regs = sorted({f"{f}{i}" for f, i in touched
-                           if any((f, i) in d for d, _ in q.vm) or any((f, i) in d for d, _, _ in q.lgkm)})
-            out.append(waitcnt_op(need_vm, need_lg, "for " + ", ".join(regs[:4]) + (" ..." if len(regs) > 4 else "")))
-            q.retire(need_vm, need_lg)
-        if ins.kind == "branch":
-            flush("all memory before the branch")
-        out.append(x)
-        if ins.kind == "vmem":
-            q.vm.append((set(ins.defs), "lds" in ins.mods or "_lds_" in m))
-        elif ins.kind == "ds":
-            q.lgkm.append((set(ins.defs), False, not ins.defs))
-        elif ins.kind == "smem":
-            q.lgkm.append((set(ins.defs), True, False))
+def _merge(states: list) -> _Queues:
+    """Conservative merge of queue states at a control-flow join: queues aligned at their newest end, the
+    register sets and flags of the entries at each position united (a register pending at k younger ops on one
+    path and k' on another is then found at min(k, k'), which is safe for both)."""
+    out = _Queues()
+    for attr in ("vm", "lgkm"):
+        qs = [getattr(q, attr) for q in states]
+        n = max((len(q) for q in qs), default=0)
+        merged = []
+        for pos in range(n, 0, -1):  # pos-th entry from the newest end
+            parts = [q[len(q) - pos] for q in qs if len(q) >= pos]
+            regs = set().union(*(e[0] for e in parts))
+            flags = tuple(any(e[j] for e in parts) for j in range(1, len(parts[0])))
+            merged.append((regs,) + flags)
+        setattr(out, attr, merged)
     return out
+
+
+def _same(a: _Queues, b: _Queues) -> bool:
+    return a.vm == b.vm and a.lgkm == b.lgkm
+
+
+def _copy(q: _Queues) -> _Queues:
+    c = _Queues()
+    c.vm = [(set(e[0]),) + tuple(e[1:]) for e in q.vm]
+    c.lgkm = [(set(e[0]),) + tuple(e[1:]) for e in q.lgkm]
+    return c
+
+
+def _step(q: _Queues, x, ins, emit) -> None:
+    """Advances `q` over instruction `x` (facts `ins`), calling emit(op) for a wait it needs first."""
+    m = ins.base
+    if m == "s_waitcnt":
+        text = x.render()
+        vm = lg = None
+        mm = re.search(r"vmcnt\((\d+)\)", text)
+        if mm:
+            vm = int(mm.group(1))
+        mm = re.search(r"lgkmcnt\((\d+)\)", text)
+        if mm:
+            lg = int(mm.group(1))
+        q.retire(vm, lg)
+        return
+    touched = ins.uses | ins.defs
+    need_vm = need_lg = None
+    for i, e in enumerate(q.vm):
+        if e[0] & touched:
+            need_vm = len(q.vm) - 1 - i  # the newest dependency decides (in-order return)
+    for i, e in enumerate(q.lgkm):
+        if e[0] & touched:
+            need_lg = min(need_lg, q.lgkm_need(i)) if need_lg is not None else q.lgkm_need(i)
+    if m == "s_barrier":
+        for i, (_, dma) in enumerate(q.vm):
+            if dma:
+                need_vm = min(need_vm, len(q.vm) - 1 - i) if need_vm is not None else len(q.vm) - 1 - i
+        for i, (_, _, w) in enumerate(q.lgkm):
+            if w:
+                need_lg = min(need_lg, q.lgkm_need(i)) if need_lg is not None else q.lgkm_need(i)
+    if need_vm is not None:
+        need_vm = min(need_vm, VMCNT_MAX)
+    if need_lg is not None:
+        need_lg = min(need_lg, LGKMCNT_MAX)
+    if need_vm is not None or need_lg is not None:
+        regs = sorted({f"{f}{i}" for f, i in touched
+                       if any((f, i) in e[0] for e in q.vm) or any((f, i) in e[0] for e in q.lgkm)})
+        emit(waitcnt_op(need_vm, need_lg, "for " + ", ".join(regs[:4]) + (" ..." if len(regs) > 4 else "")))
+        q.retire(need_vm, need_lg)
+    if ins.kind == "vmem":
+        q.vm.append((set(ins.defs), "lds" in ins.mods or "_lds_" in m))
+    elif ins.kind == "ds":
+        q.lgkm.append((set(ins.defs), False, not ins.defs))
+    elif ins.kind == "smem":
+        q.lgkm.append((set(ins.defs), True, False))
+    # more outstanding operations than a counter holds: wait for the oldest (never in zyfa's kernels)
+    if len(q.vm) > VMCNT_MAX or len(q.lgkm) > LGKMCNT_MAX:
+        vm = VMCNT_MAX if len(q.vm) > VMCNT_MAX else None
+        lg = LGKMCNT_MAX if len(q.lgkm) > LGKMCNT_MAX else None
+        emit(waitcnt_op(vm, lg, "counter capacity"))
+        q.retire(vm, lg)
+
+
+def insert_waitcnt(items: list) -> list:
+    """`items` with the s_waitcnt instructions the outstanding memory operations require (see module doc).
+
+    A dataflow pass over the basic blocks: the queue state entering a block is the merge of its predecessors'
+    exit states (fall-through and branches, loop back edges included), iterated to a fixed point, so a load issued
+    in one loop iteration and first read in the next is waited for exactly where it is read."""
+    facts = {id(x): _facts(x) for x in items if isinstance(x, Op)}
+    # basic blocks: a label starts one, a branch or s_endpgm ends one
+    blocks, cur = [], []
+    for x in items:
+        if isinstance(x, Label) and cur:
+            blocks.append(cur)
+            cur = []
+        cur.append(x)
+        if isinstance(x, Op) and facts[id(x)].kind in ("branch", "end"):
+            blocks.append(cur)
+            cur = []
+    if cur:
+        blocks.append(cur)
+    label_block = {b[0].name: i for i, b in enumerate(blocks) if isinstance(b[0], Label)}
+    preds = [[] for _ in blocks]
+    for i, b in enumerate(blocks):
+        last = next((x for x in reversed(b) if isinstance(x, Op)), None)
+        f = facts[id(last)] if last is not None else None
+        falls = not (f is not None and (f.kind == "end" or f.base == "s_branch"))
+        if falls and i + 1 < len(blocks):
+            preds[i + 1].append(i)
+        if f is not None and f.kind == "branch" and f.target in label_block:
+            preds[label_block[f.target]].append(i)
+    exit_state = [None] * len(blocks)
+
+    def run(i, q, emit):
+        for x in blocks[i]:
+            if isinstance(x, Op):
+                _step(q, x, facts[id(x)], emit)
+        return q
+
+    for _ in range(16):
+        changed = False
+        for i in range(len(blocks)):
+            ins_ = [exit_state[p] for p in preds[i] if exit_state[p] is not None]
+            q = _merge(ins_) if ins_ else _Queues()
+            out = run(i, q, lambda op: None)
+            if exit_state[i] is None or not _same(out, exit_state[i]):
+                exit_state[i] = _copy(out)
+                changed = True
+        if not changed:
+            break
+    else:
+        raise RuntimeError("waitcnt pass: no fixed point (unbounded outstanding memory operations in a loop)")
+    result = []
+    for i, b in enumerate(blocks):
+        ins_ = [exit_state[p] for p in preds[i] if exit_state[p] is not None]
+        q = _merge(ins_) if ins_ else _Queues()
+        for x in b:
+            if isinstance(x, Op):
+                _step(q, x, facts[id(x)], result.append)
+            result.append(x)
+    return result
 
 
 def insert_nops(items: list) -> list:

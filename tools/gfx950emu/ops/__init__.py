@@ -13,17 +13,21 @@ readers/writers they share. Instruction facts (units, MFMA shapes, calls) come f
 """
 from __future__ import annotations
 
-from gfx950isa.table import CALLS as _CALLS
+import re
+
+from gfx950isa.table import CALLS as _CALLS, unit_of
 
 from ..asm import Instr
 from ..errors import EmuError
 from ..semantics import Semantics
-from .common import BARRIER, ENDPGM, M32, M64, _reg_keys, int_to_mask, mask_to_int  # noqa: F401 (re-exported)
+from .common import BARRIER, ENDPGM, M32, M64, _reg_keys, int_to_mask, mask_to_int
 from .lds import LdsUnit
 from .matrix import MatrixUnit
 from .memory import MemoryUnit
 from .scalar import _SOP, ScalarUnit  # noqa: F401
-from .vector import _VSPECIAL, VOP, VectorUnit  # noqa: F401
+from .vector import _VSPECIAL, VOP, VectorUnit
+
+__all__ = ["Compiler", "BARRIER", "ENDPGM", "M32", "M64", "int_to_mask", "mask_to_int", "VOP", "implemented_mnemonics"]
 
 
 class Compiler(ScalarUnit, VectorUnit, MatrixUnit, MemoryUnit, LdsUnit):
@@ -40,37 +44,46 @@ class Compiler(ScalarUnit, VectorUnit, MatrixUnit, MemoryUnit, LdsUnit):
         for op in ins.operands:
             keys += _reg_keys(op)
         touched = frozenset(keys)
-        for prefix, meth in _DISPATCH:
-            if name.startswith(prefix):
-                try:
-                    out = meth(self, ins)
-                except EmuError as e:
-                    if name in _CALLS or (any(o.kind == "label" for o in ins.operands) and
-                                          not (name == "s_branch" or name.startswith("s_cbranch_"))):
-                        # Known but unsupported (calls, pc-relative symbol arithmetic): the program still
-                        # loads (other kernels or functions may be fine); executing it is the error.
-                        msg = str(e)
+        for meth in _methods(name):
+            try:
+                out = meth(self, ins)
+            except EmuError as e:
+                if name in _CALLS or (any(o.kind == "label" for o in ins.operands) and
+                                      not (name == "s_branch" or name.startswith("s_cbranch_"))):
+                    # Known but unsupported (calls, pc-relative symbol arithmetic): the program still
+                    # loads (other kernels or functions may be fine); executing it is the error.
+                    msg = str(e)
 
-                        def deferred(w, msg=msg):
-                            raise EmuError(msg)
-                        return deferred, touched, None, frozenset()
-                    raise
-                if out is not None:
-                    fn, q, dsts = out if isinstance(out, tuple) else (out, None, ())
-                    return fn, touched, q, frozenset(dsts)
+                    def deferred(w, msg=msg):
+                        raise EmuError(msg)
+                    return deferred, touched, None, frozenset()
+                raise
+            if out is not None:
+                fn, q, dsts = out if isinstance(out, tuple) else (out, None, ())
+                return fn, touched, q, frozenset(dsts)
         raise EmuError(f"unknown instruction {name!r}")
 
 
 
-_DISPATCH = [
-    ("s_load", Compiler.c_smem), ("s_buffer_load", Compiler.c_smem),
-    ("s_", Compiler.c_sopp), ("s_", Compiler.c_salu),
-    ("v_", Compiler.c_valu),
-    ("global_", Compiler.c_global), ("flat_", Compiler.c_global),
-    ("buffer_", Compiler.c_buffer),
-    ("scratch_", Compiler.c_scratch),
-    ("ds_", Compiler.c_ds),
-]
+def _methods(name: str):
+    """Compile routines for a mnemonic, chosen by its issue class in the one instruction table
+    (gfx950isa.table.unit_of); memory instructions further by address space (segment prefix)."""
+    unit = unit_of(re.sub(r"_(e32|e64|sdwa|dpp)$", "", name))
+    if unit in ("valu", "trans", "mfma"):
+        return (Compiler.c_valu,)
+    if unit == "smem":
+        return (Compiler.c_smem, Compiler.c_sopp, Compiler.c_salu)
+    if unit in ("salu", "nop", "branch", "end"):
+        return (Compiler.c_sopp, Compiler.c_salu)
+    if unit == "ds":
+        return (Compiler.c_ds,)
+    if unit == "vmem":
+        if name.startswith("buffer_"):
+            return (Compiler.c_buffer,)
+        if name.startswith("scratch_"):
+            return (Compiler.c_scratch,)
+        return (Compiler.c_global,)  # global_ and flat_ (flat is treated as global)
+    return ()
 
 
 def implemented_mnemonics() -> set:

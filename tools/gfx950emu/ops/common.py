@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gfx950isa.table import MEM_TYPES
+
 from ..asm import Instr, Operand
 from ..errors import EmuError
 
@@ -381,16 +383,10 @@ def _div_fixup(q, den, num):
 # name -> (source types, dst type, function). Functions get typed numpy arrays/scalars.
 
 def _mem_type(t: str):
-    """(bytes, fmt) of a memory access type suffix."""
-    table = {"dword": (4, "raw"), "dwordx2": (8, "raw"), "dwordx3": (12, "raw"), "dwordx4": (16, "raw"),
-             "ubyte": (1, "u"), "sbyte": (1, "s"), "ushort": (2, "u"), "sshort": (2, "s"),
-             "byte": (1, "u"), "short": (2, "u"),
-             "short_d16": (2, "lo"), "short_d16_hi": (2, "hi"), "ubyte_d16": (1, "lo"),
-             "ubyte_d16_hi": (1, "hi"), "sbyte_d16": (1, "slo"), "sbyte_d16_hi": (1, "shi"),
-             "byte_d16_hi": (1, "hi")}
-    if t not in table:
+    """(bytes, fmt) of a memory access type suffix (gfx950isa.table.MEM_TYPES)."""
+    if t not in MEM_TYPES:
         raise EmuError(f"unknown memory type {t}")
-    return table[t]
+    return MEM_TYPES[t]
 
 
 def _load_result(w, di: int, nreg: int, raw: np.ndarray, fmt: str, mk: np.ndarray):

@@ -2,8 +2,9 @@
 conversions, including the scaled ``v_cvt_scalef32_*`` forms (``CVT_SPECIAL``); facts §2, §8.11-§8.15."""
 from __future__ import annotations
 
-import numpy as np
 import re
+
+import numpy as np
 
 from ..asm import Instr
 from ..errors import EmuError

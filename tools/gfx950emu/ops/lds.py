@@ -1,8 +1,11 @@
 """LDS semantics: ds_read/ds_write (incl. read2/write2, d16), ds_bpermute/ds_permute, ds_swizzle."""
 from __future__ import annotations
 
-import numpy as np
 import re
+
+import numpy as np
+
+from gfx950isa.table import DS_TYPES
 
 from ..asm import Instr
 from ..errors import EmuError
@@ -60,12 +63,7 @@ class LdsUnit:
                 return lambda w: None
             return None
         kind, two, t = m.group(1), m.group(2), m.group(3)
-        tmap = {"b32": "dword", "b64": "dwordx2", "b96": "dwordx3", "b128": "dwordx4", "u8": "ubyte",
-                "i8": "sbyte", "u16": "ushort", "i16": "sshort", "b8": "byte", "b16": "short",
-                "u16_d16": "short_d16", "u16_d16_hi": "short_d16_hi", "u8_d16": "ubyte_d16",
-                "u8_d16_hi": "ubyte_d16_hi", "i8_d16": "sbyte_d16", "i8_d16_hi": "sbyte_d16_hi",
-                "b8_d16_hi": "byte_d16_hi", "b16_d16_hi": "short_d16_hi"}
-        size, fmt = _mem_type(tmap[t])
+        size, fmt = _mem_type(DS_TYPES[t])
         nreg = max(1, size // 4)
         if two:
             _check_mods(ins, {"offset0", "offset1", "gds"})

@@ -2,8 +2,9 @@
 ``Semantics.buffer_oob``) and LDS-DMA loads; facts §6."""
 from __future__ import annotations
 
-import numpy as np
 import re
+
+import numpy as np
 
 from ..asm import Instr, M0, Operand
 from ..errors import EmuError

@@ -2,8 +2,9 @@
 save-exec ops, scalar memory loads (SMEM)."""
 from __future__ import annotations
 
-import numpy as np
 import re
+
+import numpy as np
 
 from gfx950isa.table import CALLS as _CALLS
 from ..asm import EXEC, Instr, VCC

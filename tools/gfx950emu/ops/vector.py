@@ -2,8 +2,9 @@
 compares, packed f32, and the special VALU forms (carry ops, lane ops, accvgpr moves, permlane swaps)."""
 from __future__ import annotations
 
-import numpy as np
 import re
+
+import numpy as np
 
 from ..asm import EXEC, Instr, Operand
 from ..errors import EmuError
@@ -638,6 +639,36 @@ def _sp_mbcnt(c, ins: Instr, base: str, enc: str):
     return f
 
 
+_PK_U16 = {
+    "v_pk_add_u16": lambda a, b: a + b, "v_pk_sub_u16": lambda a, b: a - b,
+    "v_pk_max_u16": np.maximum, "v_pk_min_u16": np.minimum,
+    "v_pk_lshlrev_b16": lambda a, b: b << (a & 15), "v_pk_lshrrev_b16": lambda a, b: b >> (a & 15),
+}
+
+
+def _sp_pk_u16(c, ins: Instr, base: str, enc: str):
+    """VOP3P packed 16-bit integer ops d, a, b: result half h (0 = low) = f(a half sel_a, b half sel_b) with
+    sel = op_sel[i] for the low result and op_sel_hi[i] (default 1) for the high result; wraps mod 2^16
+    (no clamp)."""
+    _check_mods(ins, {"op_sel", "op_sel_hi"})
+    _need(ins, 3)
+    ra, rb = rd32(ins.operands[1]), rd32(ins.operands[2])
+    wr = vwrite(ins.operands[0])
+    lo_sel = list(ins.mods.get("op_sel", [0, 0]))
+    hi_sel = list(ins.mods.get("op_sel_hi", [1, 1]))
+    fn = _PK_U16[base]
+
+    def half(x, sel):
+        return (_b64(x).astype(np.int64) >> (16 * sel)) & 0xFFFF
+
+    def f(w):
+        a, b = ra(w), rb(w)
+        lo = fn(half(a, lo_sel[0]), half(b, lo_sel[1])) & 0xFFFF
+        hi = fn(half(a, hi_sel[0]), half(b, hi_sel[1])) & 0xFFFF
+        wr(w, (lo | (hi << 16)).astype(np.uint32), w.mask())
+    return f
+
+
 def _sp_accvgpr(c, ins: Instr, base: str, enc: str):
     if enc in ("dpp", "sdwa"):
         raise EmuError(f"{ins.mnemonic}: DPP/SDWA form not supported by the emulator")
@@ -715,6 +746,7 @@ def _sp_nop(c, ins: Instr, base: str, enc: str):
 
 _VSPECIAL = {
     "v_cndmask_b32": _sp_cndmask,
+    **{n: _sp_pk_u16 for n in _PK_U16},
     "v_add_co_u32": _sp_carry, "v_sub_co_u32": _sp_carry, "v_subrev_co_u32": _sp_carry,
     "v_addc_co_u32": _sp_carry, "v_subb_co_u32": _sp_carry, "v_subbrev_co_u32": _sp_carry,
     "v_mad_u64_u32": _sp_mad64, "v_mad_i64_i32": _sp_mad64,
