@@ -1,6 +1,6 @@
 """BF16 forward attention benchmark: zyfa vs PyTorch SDPA's flash and cuDNN backends, same process, same inputs.
 
-Run by bench/run_h200.sh on the device machine (needs torch with CUDA and nvcc):
+Run by bench/run_h200.sh on the GPU machine (needs torch with CUDA and nvcc):
     python3 bench/bench_h200.py --out DIR
 Shapes: 16K total tokens (batch = 16384 // seqlen), seqlen 512..16384, num_heads = 2048 // head_dim_v
 (MLA 192/128: 16 heads), causal (seqlen_q == seqlen_k, where SDPA's top-left is_causal equals zyfa's
@@ -21,11 +21,15 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.cpp_extension import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+from head_dims import builtin_head_dims  # noqa: E402
 COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
            "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
 
 
-def build_ext(build_dir):
+def build_ext(build_dir, mma_sync=False):
+    """Builds the extension; mma_sync=True compiles flash_attn_func without the sm_90a pipeline
+    (-DZYFA_BF16_SM90_WS=0: the portable mma.sync kernel, as on sm_80/sm_89)."""
     os.makedirs(build_dir, exist_ok=True)
     return load(name="zyfa_torch_ext",
                 sources=[os.path.join(ROOT, "bench", "zyfa_torch_ext.cpp"),
@@ -33,7 +37,8 @@ def build_ext(build_dir):
                          os.path.join(ROOT, "bench", "zyfa_torch_ext_variants.cu")],
                 extra_include_paths=[os.path.join(ROOT, "include")],
                 extra_cflags=["-O3", "-std=c++17"],
-                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"] +
+                (["-DZYFA_BF16_SM90_WS=0"] if mma_sync else []),
                 build_directory=build_dir, verbose=False)
 
 
@@ -78,11 +83,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="/tmp/zyfa_ext_build")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--mma-sync", action="store_true",
+                    help="time the portable mma.sync kernel (build with -DZYFA_BF16_SM90_WS=0; use its own --build-dir)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--variants", action="store_true", help="time the tile-size variants first")
     args = ap.parse_args()
-    ext = build_ext(args.build_dir)
+    ext = build_ext(args.build_dir, args.mma_sync)
+    zyfa_name = "zyfa_mma_sync" if args.mma_sync else "zyfa"  # the impl column of results.csv
     if args.build_only:
         return
     os.makedirs(args.out, exist_ok=True)
@@ -90,7 +98,7 @@ def main():
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     total = 16384
     seqlens = [512, 1024, 2048, 4096, 8192, 16384]
-    dims = [(64, 64), (128, 128), (256, 256), (192, 128)]
+    dims = builtin_head_dims()  # THE list, include/zyfa/head_dims.hpp
     if args.quick:
         seqlens = [2048, 8192]
         dims = [(128, 128)]
@@ -112,7 +120,7 @@ def main():
                 d = (dqk + dv) / 2
                 flop = 4.0 * b * heads * s * s * d / (2 if causal else 1)
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-                impls = {"zyfa": lambda: ext.forward(q, k, v, out, lse, causal, stream)}
+                impls = {zyfa_name: lambda: ext.forward(q, k, v, out, lse, causal, stream)}
                 for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
                     def run(backend=backend):
                         with sdpa_kernel(backend):
@@ -126,7 +134,7 @@ def main():
                     except Exception as e:  # a backend that does not support this shape
                         print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({str(e).splitlines()[0][:100]})")
                         continue
-                    if name != "zyfa" and ref is None:
+                    if name != zyfa_name and ref is None:
                         ref = fn().transpose(1, 2)
                     rows.append(dict(date=date, device=dev, impl=name, dtype="bf16", head_dim_qk=dqk, head_dim_v=dv,
                                      causal=int(causal), batch=b, num_heads=heads, num_heads_k=heads, seqlen_q=s,
@@ -151,7 +159,7 @@ def main():
         for j, (dqk, dv) in enumerate(dims):
             for i, causal in enumerate((1, 0)):
                 ax = axes[i][j]
-                for impl, color in (("zyfa", "C0"), ("sdpa_flash", "C1"), ("sdpa_cudnn", "C2")):
+                for impl, color in ((zyfa_name, "C0"), ("sdpa_flash", "C1"), ("sdpa_cudnn", "C2")):
                     pts = [(r["seqlen_q"], float(r["tflops"])) for r in rows if r["impl"] == impl and
                            r["head_dim_qk"] == dqk and r["head_dim_v"] == dv and r["causal"] == causal]
                     if pts:

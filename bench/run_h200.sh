@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# bench/run_h200.sh -- ONE device call on the lent H200: build, GPU tests, compute-sanitizer, benchmark.
+# bench/run_h200.sh -- everything zyfa checks on an NVIDIA H200 in one run: build, GPU tests,
+# compute-sanitizer, the custom head-dim example, the main job on the GPU, benchmark. Written for a GPU machine
+# without internet access: it installs nothing.
 #   bash bench/run_h200.sh [full|quick|check]   (outputs under $OUT, default /tmp/zyfa_out)
 #   check: everything but the benchmark (GPU tests, sanitizers, custom head dim, the main job on the GPU)
-# Needs: nvcc 13 (sm_90a), python3 with torch (CUDA), compute-sanitizer; .carry/ made by bench/prepare_carry.sh (doctest.h, zlib headers)
+# Needs: nvcc that knows sm_90a (CUDA 12 or newer; run with 13.0), python3 with torch (CUDA), compute-sanitizer;
+# doctest.h and zlib's headers in .carry/ when the machine lacks them (bench/prepare_carry.sh copies them there
+# from a Debian machine that has doctest-dev and zlib1g-dev; copy .carry/ to the GPU machine with the checkout).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
@@ -24,7 +28,7 @@ wait
 tail -3 "$OUT/build_test.log"; tail -3 "$OUT/build_ext.log"
 grep -E "registers|spill" "$OUT/build_test.log" | sort | uniq -c | head -20
 
-# Real activations (issue 3) for the GPU test: unpack the committed .npy.gz files.
+# Real activations for the GPU test: unpack the committed .npy.gz files.
 mkdir -p build-gpu/activations
 for f in data/activations/*/layer*_[qkv].npy.gz; do
   m=$(basename "$(dirname "$f")"); gunzip -c "$f" > "build-gpu/activations/${m}_$(basename "$f" .gz)"
@@ -39,7 +43,7 @@ nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude exampl
   -o build-gpu/custom_head_dim && ./build-gpu/custom_head_dim; echo "custom_head_dim rc=$?"
 
 # The main job on the GPU: examples/run_prefill.sh picks the CUDA backend when nvcc and a GPU are present.
-# The device image has no doctest CMake package (tests off) and maybe no zlib headers (carried in .carry/zlib).
+# The GPU machine may lack doctest (tests off) and zlib's headers (then .carry/zlib from bench/prepare_carry.sh).
 ZARGS="-DZYFA_BUILD_TESTS=OFF"
 if [ ! -f /usr/include/zlib.h ] && [ -f .carry/zlib/include/zlib.h ]; then
   LIBZ=$(ldconfig -p | sed -n 's/.*libz\.so\.1 .*=> \(.*\)/\1/p' | head -1)

@@ -1,4 +1,4 @@
-// bench/zyfa_torch_ext.cpp -- PyTorch binding of the benchmark extension (built on the device machine by
+// bench/zyfa_torch_ext.cpp -- PyTorch binding of the benchmark extension (built on the GPU machine by
 // torch.utils.cpp_extension.load in bench/bench_h200.py). Only torch tensors -> raw pointers here; the zyfa
 // call is in zyfa_torch_ext_kernel.cu (compiled by nvcc).
 #include <torch/extension.h>

@@ -18,17 +18,19 @@ OUTDIR=${ZYFA_OUT_DIR:-out/prefill}
 JOBS=${ZYFA_JOBS:-$(n=$(nproc); echo $((n > 4 ? 4 : n)))}
 
 GPU=${ZYFA_PREFILL_GPU:-auto}
-cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DZYFA_BUILD_EXAMPLES=ON)  # ON: a missing zlib is an error, not a skip
+NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
 if [ "$GPU" = auto ]; then
   GPU=OFF
-  NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
   if [ -f include/zyfa/flash_attn.hpp ] && [ -n "$NVCC" ] && nvidia-smi -L >/dev/null 2>&1; then
     GPU=CUDA
-    cmake_args+=(-DCMAKE_CUDA_COMPILER="$NVCC")
   fi
 fi
+if [ "$GPU" = CUDA ] && [ -n "$NVCC" ]; then
+  cmake_args+=(-DCMAKE_CUDA_COMPILER="$NVCC")  # also when nvcc is only in /usr/local/cuda/bin, not on PATH
+fi
 cmake_args+=(-DZYFA_PREFILL_GPU="$GPU")
-# extra CMake arguments, e.g. ZYFA_CMAKE_ARGS="-DZYFA_BUILD_TESTS=OFF" where doctest is not installed
+# extra CMake arguments, e.g. ZYFA_CMAKE_ARGS="-DZLIB_INCLUDE_DIR=... -DZLIB_LIBRARY=..." for a zlib outside the system
 read -r -a extra_cmake <<< "${ZYFA_CMAKE_ARGS:-}"
 cmake_args+=("${extra_cmake[@]}")
 echo "== configure + build zyfa_prefill (GPU path: $GPU) in $BUILD"

@@ -5,6 +5,7 @@
 // run time); FP8 -> fp8/dispatch.hpp (generated gfx950 kernels, the sm_90a kernel; `unsupported` until they
 // exist). Any other BF16 head-dim pair is one template instantiation away (examples/custom_head_dim).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "params.hpp"
@@ -43,6 +44,36 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
     case DType::e4m3fnuz: return fp8::launch(p, stream);
     case DType::fp32: break;
   }
+  return Status::unsupported(std::string("q: dtype ") + dtype_name(p.qkv_dtype) + " has no GPU kernel");
+}
+
+/// Variable-length (packed) attention forward on the GPU, FlashAttention's flash_attn_varlen_func semantics.
+/// Packed tensors as a batch of one (BSHD views, element strides, device memory, bf16):
+///   q [1, total_q, num_heads, head_dim_qk], k [1, total_k, num_heads_k, head_dim_qk],
+///   v [1, total_k, num_heads_k, head_dim_v], out [1, total_q, num_heads, head_dim_v];
+/// softmax_lse: nullptr or device fp32 [num_heads, total_q] (natural log). cu_seqlens_q / cu_seqlens_k: DEVICE
+/// int32 [batch + 1] offsets, non-decreasing from 0 (sequence b: query rows [cu_seqlens_q[b], cu_seqlens_q[b+1]),
+/// keys [cu_seqlens_k[b], cu_seqlens_k[b+1])); empty sequences allowed. max_seqlen_q / max_seqlen_k: the longest
+/// query / key sequence (the grid covers max_seqlen_q rows per sequence). Causal is bottom-right aligned per
+/// sequence. Runs the portable BF16 kernel (fwd_kernel<Config, true>): each sequence gives bit for bit what that
+/// kernel gives on it alone (bf16::launch_builtin<DQK, DV>); on sm_90a, flash_attn_func prefers the warp-specialized
+/// wgmma kernel (bf16/sm90/), which has no varlen form yet and differs from the portable kernel by rounding.
+/// The offsets are device memory and are not read on the host: offsets that break the rules above are not
+/// detected; the kernel then skips a sequence whose offsets leave [0, total] or decrease (no out-of-bounds access)
+/// and does not compute rows past max_seqlen_q of a sequence. zyfa::check_cu_seqlens checks a host copy.
+/// Asynchronous on `stream`; no workspace. Errors (returned): make_varlen_params's (invalid_argument naming the
+/// argument), then as flash_attn_func (unsupported: FP8, a head-dim pair that is not built in; runtime_error).
+inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
+                                     float* softmax_lse, const std::int32_t* cu_seqlens_q,
+                                     const std::int32_t* cu_seqlens_k, std::int64_t batch, std::int64_t max_seqlen_q,
+                                     std::int64_t max_seqlen_k, const AttentionOptions& opt, rt::stream_t stream) {
+  AttentionParams p;
+  if (Status s = make_varlen_params(q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q,
+                                    max_seqlen_k, opt, &p);
+      !s)
+    return s;
+  if (p.qkv_dtype == DType::bf16) return bf16::launch_builtin(p, stream);
+  if (is_fp8(p.qkv_dtype)) return fp8::launch(p, stream);  // unsupported on every GPU today (no FP8 kernel)
   return Status::unsupported(std::string("q: dtype ") + dtype_name(p.qkv_dtype) + " has no GPU kernel");
 }
 

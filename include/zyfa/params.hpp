@@ -1,5 +1,7 @@
 // zyfa/params.hpp -- the one plain parameter struct every backend consumes, and its host-side builder.
 #pragma once
+#include "platform/platform.hpp"  // first: its C++17 check must precede std::optional below
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -72,6 +74,17 @@ struct AttentionParams {
   /// 2^(s * scale_softmax_log2) with exactly this value (FlashAttention's `scale_softmax_log2`); set by make_params.
   float scale_softmax_log2 = 0.0f;
 
+  /// Variable-length batches (flash_attn_varlen_func; make_varlen_params): nullptr for fixed-length calls.
+  /// Otherwise int32 offsets [batch + 1] into the packed token dims (memory of the backend: host or device):
+  /// sequence b has query rows [cu_seqlens_q[b], cu_seqlens_q[b+1]) of q/out and keys [cu_seqlens_k[b],
+  /// cu_seqlens_k[b+1]) of k/v; seqlen_q/seqlen_k then hold max_seqlen_q/max_seqlen_k, the batch strides are 0,
+  /// softmax_lse is [num_heads, total_q], and causal_offset() is per sequence (seqlen_k(b) - seqlen_q(b)).
+  const std::int32_t* cu_seqlens_q = nullptr;
+  const std::int32_t* cu_seqlens_k = nullptr;
+  std::int64_t total_q = 0, total_k = 0;  ///< varlen: rows of the packed q/out and k/v (their shape[1])
+
+  /// True for a variable-length (packed) call.
+  bool is_varlen() const { return cu_seqlens_q != nullptr; }
   /// num_heads / num_heads_k
   std::int64_t group_size() const { return num_heads / num_heads_k; }
   /// Bottom-right causal offset: query row i sees key j iff j <= i + causal_offset().
@@ -117,6 +130,14 @@ inline bool AttentionParams::needs_64bit_offsets() const {
     return off > lim / 4 ? lim + 1 : (off + 1) * esize;
   };
   const int e = dtype_size(qkv_dtype), eo = dtype_size(out_dtype);
+  if (is_varlen()) {  // the packed tensors: one batch of total_q / total_k rows
+    AttentionParams packed = *this;
+    packed.cu_seqlens_q = packed.cu_seqlens_k = nullptr;
+    packed.batch = 1;
+    packed.seqlen_q = total_q;
+    packed.seqlen_k = total_k;
+    return packed.needs_64bit_offsets();
+  }
   return extent_bytes(batch, seqlen_q, num_heads, head_dim_qk, q_batch_stride, q_row_stride,
                       q_head_stride, e) > lim ||
          extent_bytes(batch, seqlen_k, num_heads_k, head_dim_qk, k_batch_stride, k_row_stride,

@@ -32,6 +32,7 @@ inline constexpr Target kCompiledTarget = Target::sm90;  ///< the target this tr
 template <Target T, DType D, int DQK, int DV, bool Causal>
 struct TileConfig;
 
+// clang-format off
 //                                                                                  BlockM BlockN Warps
 template <bool C> struct TileConfig<Target::cdna, DType::bf16, 64, 64, C>   { using type = bf16::KernelConfig<64, 64,   128, 64, 4>; };
 template <bool C> struct TileConfig<Target::cdna, DType::bf16, 128, 128, C> { using type = bf16::KernelConfig<128, 128, 128, 64, 4>; };
@@ -41,6 +42,8 @@ template <bool C> struct TileConfig<Target::sm90, DType::bf16, 64, 64, C>   { us
 template <bool C> struct TileConfig<Target::sm90, DType::bf16, 128, 128, C> { using type = bf16::KernelConfig<128, 128, 128, 64, 4>; };
 template <bool C> struct TileConfig<Target::sm90, DType::bf16, 256, 256, C> { using type = bf16::KernelConfig<256, 256, 128, 64, 8, false>; };
 template <bool C> struct TileConfig<Target::sm90, DType::bf16, 192, 128, C> { using type = bf16::KernelConfig<192, 128, 128, 64, 4>; };
+
+// clang-format on
 
 /// The BF16 configuration of the compiled target for a built-in pair.
 template <int DQK, int DV, bool Causal>

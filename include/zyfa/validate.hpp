@@ -298,4 +298,79 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   return Status::success();
 }
 
+/// Validates a variable-length (packed) call, FlashAttention's flash_attn_varlen_func, and fills `*params`.
+/// Tensors are the packed token dims as a batch of one (BSHD views, element strides):
+///   q [1, total_q, num_heads, head_dim_qk], k [1, total_k, num_heads_k, head_dim_qk],
+///   v [1, total_k, num_heads_k, head_dim_v], out [1, total_q, num_heads, head_dim_v] (bf16);
+///   softmax_lse: nullptr or fp32 [num_heads, total_q] contiguous (natural log).
+/// cu_seqlens_q / cu_seqlens_k: int32 [batch + 1] offsets (in the memory the backend reads: host memory for the host
+/// backend, device memory for the GPU), non-decreasing from 0; sequence b is rows [cu_seqlens_q[b], cu_seqlens_q[b+1])
+/// of q/out against keys [cu_seqlens_k[b], cu_seqlens_k[b+1]) of k/v; empty sequences are allowed (no query row:
+/// nothing written; no key: out 0 and lse -inf). Causal is bottom-right aligned per sequence. max_seqlen_q /
+/// max_seqlen_k: the largest query / key length of a sequence (the GPU grid covers max_seqlen_q rows per sequence).
+/// Errors (invalid_argument, naming the argument): everything make_params rejects for the packed tensors; q's
+/// shape[0] not 1 ("q: shape[0] must be 1 ..."); cu_seqlens_q/cu_seqlens_k null or not 4-byte aligned; batch < 1
+/// or > 2^31-2; max_seqlen_q outside [1, total_q]; max_seqlen_k outside [0, total_k]. The offsets themselves are
+/// not read here (they may be device memory): check_cu_seqlens checks host copies, and the host backend does.
+/// `params` is left untouched on error.
+inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
+                                 float* softmax_lse, const std::int32_t* cu_seqlens_q,
+                                 const std::int32_t* cu_seqlens_k, std::int64_t batch, std::int64_t max_seqlen_q,
+                                 std::int64_t max_seqlen_k, const AttentionOptions& opt, AttentionParams* params) {
+  if (params == nullptr) return Status::invalid("params: output pointer is null");
+  AttentionParams p;
+  if (Status s = make_params(q, k, v, out, softmax_lse, opt, &p); !s) return s;
+  if (q.shape[0] != 1)
+    return Status::invalid("q: shape[0] must be 1 for the packed varlen layout [1, total_q, num_heads, head_dim_qk], got " +
+                           std::to_string(q.shape[0]));
+  if (cu_seqlens_q == nullptr) return Status::invalid("cu_seqlens_q: pointer is null");
+  if (cu_seqlens_k == nullptr) return Status::invalid("cu_seqlens_k: pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(cu_seqlens_q) % 4 != 0)
+    return Status::invalid("cu_seqlens_q: pointer must be 4-byte aligned (int32)");
+  if (reinterpret_cast<std::uintptr_t>(cu_seqlens_k) % 4 != 0)
+    return Status::invalid("cu_seqlens_k: pointer must be 4-byte aligned (int32)");
+  if (batch < 1 || batch > std::numeric_limits<std::int32_t>::max() - 1)
+    return Status::invalid("cu_seqlens_q: batch (its length - 1) must be in [1, 2^31-2], got " + std::to_string(batch));
+  const std::int64_t total_q = q.shape[1], total_k = k.shape[1];
+  if (max_seqlen_q < 1 || max_seqlen_q > total_q)
+    return Status::invalid("max_seqlen_q: " + std::to_string(max_seqlen_q) + " must be in [1, total_q = " +
+                           std::to_string(total_q) + "]");
+  if (max_seqlen_k < 0 || max_seqlen_k > total_k)
+    return Status::invalid("max_seqlen_k: " + std::to_string(max_seqlen_k) + " must be in [0, total_k = " +
+                           std::to_string(total_k) + "]");
+  p.cu_seqlens_q = cu_seqlens_q;
+  p.cu_seqlens_k = cu_seqlens_k;
+  p.total_q = total_q;
+  p.total_k = total_k;
+  p.batch = batch;
+  p.seqlen_q = max_seqlen_q;
+  p.seqlen_k = max_seqlen_k;
+  p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.out_batch_stride = 0;
+  *params = p;
+  return Status::success();
+}
+
+/// Checks the contents of host-memory offsets `cu` [batch + 1] named `name` ("cu_seqlens_q"/"cu_seqlens_k"):
+/// cu[0] == 0, non-decreasing, cu[batch] <= total (rows past it are not touched), and no sequence longer than
+/// max_seqlen. Errors: invalid_argument naming `name` and the entry ("cu_seqlens_k: entry 3 (17) is less than entry
+/// 2 (20); offsets must be non-decreasing"), or "max_seqlen_q: ..." when a sequence is longer than max_seqlen.
+inline Status check_cu_seqlens(const char* name, const char* max_name, const std::int32_t* cu, std::int64_t batch,
+                               std::int64_t total, std::int64_t max_seqlen) {
+  const std::string n = name;
+  if (cu[0] != 0) return Status::invalid(n + ": entry 0 must be 0, got " + std::to_string(cu[0]));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    if (cu[b + 1] < cu[b])
+      return Status::invalid(n + ": entry " + std::to_string(b + 1) + " (" + std::to_string(cu[b + 1]) +
+                             ") is less than entry " + std::to_string(b) + " (" + std::to_string(cu[b]) +
+                             "); offsets must be non-decreasing");
+    if (cu[b + 1] - cu[b] > max_seqlen)
+      return Status::invalid(std::string(max_name) + ": " + std::to_string(max_seqlen) + " is less than sequence " +
+                             std::to_string(b) + "'s length " + std::to_string(cu[b + 1] - cu[b]) + " (" + n + ")");
+  }
+  if (cu[batch] > total)
+    return Status::invalid(n + ": last entry (" + std::to_string(cu[batch]) + ") exceeds the packed length " +
+                           std::to_string(total));
+  return Status::success();
+}
+
 }  // namespace zyfa

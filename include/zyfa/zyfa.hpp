@@ -18,6 +18,7 @@
 #include "host/quantize.hpp"
 #include "host/backend.hpp"
 #include "host/accuracy.hpp"
+#include "merge.hpp"
 // GPU entry point zyfa::flash_attn_func (BF16 kernels); its body is compiled only when nvcc or HIP clang is
 // compiling (a host-only build sees the header's guard and nothing else).
 #include "flash_attn.hpp"

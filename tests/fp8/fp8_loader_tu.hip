@@ -13,3 +13,14 @@ zyfa::Status zyfa_fp8_qk_block_smoke(const std::uint8_t* q, const std::uint8_t* 
   a.q_stride = a.k_stride = a.s_stride = 128;
   return zyfa::fp8::qk_block_32x128(a, stream);
 }
+
+// The generated dispatch table: (family, configuration) -> code object + launch shape.
+#include <cstring>
+#include <zyfa/fp8/gfx950/dispatch_table.inc>
+
+zyfa::Status zyfa_fp8_qk_block_by_table(const zyfa::fp8::QkBlockArgs& a, hipStream_t stream) {
+  const zyfa::fp8::gen::KernelEntry* e = zyfa::fp8::gen::find_kernel("qk_block_fp8", "m=32,n=128,d=128");
+  if (e == nullptr || e->kernarg_size != sizeof(a)) return zyfa::Status::unsupported("qk_block_fp8 m=32,n=128,d=128");
+  zyfa::fp8::CodeObjectRef co{e->code_object, e->code_object_size, e->name};
+  return zyfa::fp8::launch(co, a, 1, 1, 1, e->workgroup_size, stream);
+}

@@ -1,6 +1,6 @@
 // tests/gpu/test_flash_attn.cu -- GPU tests of zyfa::flash_attn_func (BF16) against the fp64 reference.
 //
-// Run on a machine with an NVIDIA GPU (bench/run_h200.sh builds and runs it on the lent H200):
+// Run on a machine with an NVIDIA GPU (bench/run_h200.sh builds and runs it on a GPU machine):
 //   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude -I<dir with doctest/doctest.h> \
 //        tests/gpu/test_flash_attn.cu -o test_flash_attn && ./test_flash_attn
 // Test cases whose name starts with "small" are the subset run under compute-sanitizer (-tc='small*').
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include <zyfa/bf16/sm90/launch_ws.hpp>
 #include <zyfa/flash_attn.hpp>
 #include <zyfa/head_dims.hpp>
 #include <zyfa/host/reference.hpp>
@@ -670,4 +671,138 @@ TEST_CASE("small: errors are returned, not crashes") {
   s = zyfa::flash_attn_func(bad, t(16, 2, 128), t(16, 2, 128), o_at(16, 2, 128), nullptr, opt, nullptr);
   CHECK(s.code == zyfa::StatusCode::invalid_argument);
   CHECK(s.message.rfind("q", 0) == 0);
+}
+
+namespace {
+/// Deterministic bf16 test values k/64 (k in [-128, 127], exact in bf16) from an element index: the same function
+/// on the device (fill) and the host (reference), so a multi-GB tensor needs no host copy.
+__host__ __device__ inline std::uint16_t hash_bf16(std::uint64_t i, std::uint64_t salt) {
+  std::uint64_t z = i + salt * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const float f = static_cast<float>(static_cast<int>(z & 0xFF) - 128) / 64.0f;
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>(u >> 16);  // exact: f has at most 8 significant bits
+}
+__global__ void fill_hash(std::uint16_t* p, std::uint64_t n, std::uint64_t salt) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    p[i] = hash_bf16(i, salt);
+}
+double hash_val(std::uint64_t i, std::uint64_t salt) { return zyfa_test::bf16_to_double(hash_bf16(i, salt)); }
+}  // namespace
+
+TEST_CASE("large: K and V of more than 2^31 elements (seqlen_q 16, seqlen_k 600,000, 32 heads, hd128)") {
+  // Contiguous BSHD, batch 1, inputs from hash_bf16. The fp64 reference covers three (head, row) pairs, head 31 holding
+  // the largest offsets (a full reference would take minutes of host time).
+  const std::int64_t sq = 16, sk = 600000, h = 32, d = 128;
+  const std::uint64_t nq = sq * h * d, nk = static_cast<std::uint64_t>(sk) * h * d;
+  REQUIRE(nk > (1ull << 31));
+  DeviceBuffer dq(nq * 2), dk(nk * 2), dv(nk * 2), dout(nq * 2), dlse(sq * h * 4);
+  fill_hash<<<1024, 256>>>(static_cast<std::uint16_t*>(dq.p), nq, 1);
+  fill_hash<<<4096, 256>>>(static_cast<std::uint16_t*>(dk.p), nk, 2);
+  fill_hash<<<4096, 256>>>(static_cast<std::uint16_t*>(dv.p), nk, 3);
+  CUDA_OK(cudaDeviceSynchronize());
+  for (bool causal : {false, true}) {
+    CUDA_OK(cudaMemset(dout.p, 0x7F, nq * 2));
+    zyfa::AttentionOptions opt;
+    opt.causal = causal;
+    auto t = [&](void* p, std::int64_t s) { return zyfa::TensorRef::contiguous(p, zyfa::DType::bf16, 1, s, h, d); };
+    const zyfa::Status st = zyfa::flash_attn_func(t(dq.p, sq), t(dk.p, sk), t(dv.p, sk), t(dout.p, sq),
+                                                  static_cast<float*>(dlse.p), opt, nullptr);
+    REQUIRE_MESSAGE(st.ok(), st.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> ho(nq);
+    std::vector<float> hl(sq * h);
+    CUDA_OK(cudaMemcpy(ho.data(), dout.p, nq * 2, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(hl.data(), dlse.p, sq * h * 4, cudaMemcpyDeviceToHost));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    int bad = 0;
+    double worst = 0;
+    const std::int64_t pairs[3][2] = {{h - 1, 0}, {h - 1, sq - 1}, {0, 7}};
+    for (const auto& pr : pairs) {
+        const std::int64_t hh = pr[0], i = pr[1];
+        const std::int64_t last = causal ? i + sk - sq : sk - 1;
+        std::vector<double> sc(last + 1);
+        double mx = -INFINITY;
+        for (std::int64_t j = 0; j <= last; ++j) {
+          double acc = 0;
+          for (std::int64_t c = 0; c < d; ++c)
+            acc += hash_val((i * h + hh) * d + c, 1) * hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 2);
+          sc[j] = acc * scale;
+          mx = std::max(mx, sc[j]);
+        }
+        double l = 0;
+        std::vector<double> o(d, 0.0), a(d, 0.0);
+        for (std::int64_t j = 0; j <= last; ++j) {
+          const double p = std::exp(sc[j] - mx);
+          l += p;
+          for (std::int64_t c = 0; c < d; ++c) {
+            const double vv = hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 3);
+            o[c] += p * vv;
+            a[c] += p * std::fabs(vv);
+          }
+        }
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double got = zyfa_test::bf16_to_double(ho[(i * h + hh) * d + c]);
+          const double err = std::fabs(got - o[c] / l), tol = kAtol + kTolScale * a[c] / l;
+          if (!(err <= tol)) ++bad;
+          worst = std::max(worst, err / tol);
+        }
+        if (!(std::fabs(hl[hh * sq + i] - (mx + std::log(l))) <= kLseAtol)) ++bad;
+      }
+    MESSAGE("seqlen_k 600000 causal=" << causal << ": worst " << worst << " of tol, bad " << bad);
+    CHECK(bad == 0);
+  }
+}
+
+namespace {
+/// Runs the sm_90a pipeline with tile schedule S for a built-in pair; `unsupported` when it does not apply.
+template <zyfa::bf16::sm90ws::WsSchedule S>
+zyfa::Status ws_schedule_launcher(const zyfa::AttentionParams& p, zyfa::rt::stream_t stream) {
+  bool launched = false;
+  zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
+#define ZYFA_TEST_WS_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_TEST_WS_)
+#undef ZYFA_TEST_WS_
+  if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply on this device");
+  return s;
+}
+}  // namespace
+
+TEST_CASE("sm_90a tile schedules (snake order, one CTA per tile for long causal calls)") {
+  using zyfa::bf16::sm90ws::WsSchedule;
+  for (auto launcher : {&ws_schedule_launcher<WsSchedule::persistent_snake>,
+                        &ws_schedule_launcher<WsSchedule::tile_grid_long_causal>}) {
+    for (auto& hd : kHeadDims) {
+      Case c;
+      c.launcher = launcher;
+      c.dqk = hd[0];
+      c.dv = hd[1];
+      c.causal = true;
+      c.batch = 2;
+      c.heads = 4;
+      c.heads_k = 2;
+      c.seqlen_q = c.seqlen_k = 1000;
+      run_case(c);
+      c.batch = 1;
+      c.seqlen_q = 300;  // rows that see no key
+      c.seqlen_k = 129;
+      run_case(c);
+      c.seqlen_q = 129;
+      c.seqlen_k = 300;
+      c.poison_keys = {200, 250, 299};
+      c.poison_tail = 9;
+      run_case(c);
+    }
+    Case c;  // long enough for one CTA per tile (seqlen_q > 4096), bitwise repeatable
+    c.launcher = launcher;
+    c.causal = true;
+    c.heads = c.heads_k = 2;
+    c.seqlen_q = c.seqlen_k = 4500;
+    run_case(c, 3);
+  }
 }

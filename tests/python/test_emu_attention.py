@@ -159,24 +159,35 @@ POISON_CASES = [  # (case, poisoned keys): causal tiles crossing the diagonal, I
 @pytest.mark.parametrize("case,keys", POISON_CASES, ids=lambda c: str(c))
 def test_bf16_attention_masked_nonfinite_keys(kernel, case, keys):
     """Inf/NaN in K and V at keys a row must not see (causal) never reach that row; rows that see them are
-    non-finite, as in the fp64 reference."""
-    run_case(kernel, case, poison_keys=keys)
+    non-finite, as in the fp64 reference; K/V rows past seqlen_k (inside the last key tile) are NaN too."""
+    run_case(kernel, case, poison_keys=keys, poison_tail=9)
 
 
-def run_case(kernel, case, poison_keys=()):
+def test_bf16_attention_masked_nonfinite_keys_gfx942(kernel_gfx942):
+    """The same class on the gfx942 build (non-causal: only the NaN rows past seqlen_k are unseen)."""
+    run_case(kernel_gfx942, POISON_CASES[1][0], poison_keys=POISON_CASES[1][1], poison_tail=9)
+    run_case(kernel_gfx942, (64, 64, 1, 40, 70, 1, 1, False, 0), poison_tail=9)
+
+
+def run_case(kernel, case, poison_keys=(), poison_tail=0):
     prog, names, layout, launch = kernel
     dqk, dv, b, sq, sk, h, hk, causal, pad = case
     rng = np.random.default_rng(hash(case) % 2 ** 32)
     qs = (rng.standard_normal((b, sq, h * dqk + pad)) * 1.5).astype(ml_dtypes.bfloat16)  # padded rows
     q = qs[:, :, : h * dqk].reshape(b, sq, h, dqk)
-    k = (rng.standard_normal((b, sk, hk, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
-    v = rng.standard_normal((b, sk, hk, dv)).astype(ml_dtypes.bfloat16)
+    # K/V buffers hold poison_tail extra NaN rows per batch past seqlen_k: the kernel must never read them into a
+    # result (the views below still have seqlen_k rows).
+    kb = np.full((b, sk + poison_tail, hk, dqk), np.nan, np.float32).astype(ml_dtypes.bfloat16)
+    vb = np.full((b, sk + poison_tail, hk, dv), np.nan, np.float32).astype(ml_dtypes.bfloat16)
+    kb[:, :sk] = (rng.standard_normal((b, sk, hk, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
+    vb[:, :sk] = rng.standard_normal((b, sk, hk, dv)).astype(ml_dtypes.bfloat16)
+    k, v = kb[:, :sk], vb[:, :sk]  # views
     for i, key in enumerate(poison_keys):  # +Inf, NaN, -Inf in V and NaN/Inf in K at the poisoned keys
         v[:, key, :, i % dv] = [np.inf, np.nan, -np.inf][i % 3]
         v[:, key, :, (i + 7) % dv] = np.nan
         k[:, key, :, 3] = [np.nan, np.inf][i % 2]
     m = Machine(prog)
-    pq, pk, pv = m.upload(qs), m.upload(k), m.upload(v)
+    pq, pk, pv = m.upload(qs), m.upload(kb), m.upload(vb)
     po = m.upload(np.full((b, sq, h, dv), 0x7FC0, np.uint16))  # poisoned with NaN
     pl = m.upload(np.full((b, h, sq), np.nan, np.float32))
     scale = 1.0 / np.sqrt(dqk)
@@ -184,8 +195,8 @@ def run_case(kernel, case, poison_keys=()):
     mb = (sq + block_m - 1) // block_m
     vals = dict(q=pq, k=pk, v=pv, out=po, lse=pl,
                 q_batch_stride=sq * (h * dqk + pad), q_row_stride=h * dqk + pad, q_head_stride=dqk,
-                k_batch_stride=sk * hk * dqk, k_row_stride=hk * dqk, k_head_stride=dqk,
-                v_batch_stride=sk * hk * dv, v_row_stride=hk * dv, v_head_stride=dv,
+                k_batch_stride=(sk + poison_tail) * hk * dqk, k_row_stride=hk * dqk, k_head_stride=dqk,
+                v_batch_stride=(sk + poison_tail) * hk * dv, v_row_stride=hk * dv, v_head_stride=dv,
                 o_batch_stride=sq * h * dv, o_row_stride=h * dv, o_head_stride=dv,
                 batch=b, seqlen_q=sq, seqlen_k=sk, num_heads=h, group_size=h // hk, num_m_blocks=mb,
                 causal=int(causal), causal_offset=sk - sq,

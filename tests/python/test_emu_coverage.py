@@ -457,7 +457,7 @@ def test_scaled_16x16x128():
 
 # ------------------------------------------------------------------------------------------------ meta
 def test_every_implemented_instruction_is_tested():
-    names = set(ops.VOP) | set(ops._VSPECIAL) | set(ops._SOP) | set(MFMA_SHAPES)
+    names = ops.implemented_mnemonics()
     here = pathlib.Path(__file__).parent
     text = "".join(p.read_text() for p in here.glob("test_emu_*.py"))
     missing = sorted(n for n in names if n not in text)

@@ -187,6 +187,22 @@ def test_fp32_block_accumulation_mode_is_close():
     assert np.abs(D1 - ref).max() <= np.abs(D2 - ref).max()
 
 
+def test_fp32_seq_accumulation_rounds_after_every_product_from_c():
+    """fp32_seq: acc = C; acc = fp32(acc + a_k b_k) in k order. 2^24 + 1 + 1: fp64 keeps both ones (one
+    rounding of the exact sum), sequential fp32 loses each one against 2^24 (ties to even)."""
+    one = 0x3F80
+    a = np.zeros((4, 64), np.uint32)
+    a[0, :32] = one | (one << 16)  # k = 0, 1 of every row/column = 1.0 (lanes 32-63 hold k 8..15: zero)
+    vg = {100 + j: a[j] for j in range(4)}
+    vg.update({110 + j: a[j] for j in range(4)})
+    c = np.full(64, np.float32(2 ** 24), np.float32).view(np.uint32)
+    vg.update({j: c for j in range(16)})
+    body = "v_mfma_f32_32x32x16_bf16 v[0:15], v[100:103], v[110:113], v[0:15]"
+    d64 = run_snippet(body, vgprs=dict(vg)).v[0][0].view(np.float32)
+    dseq = run_snippet(body, vgprs=dict(vg), semantics=Semantics(mfma_accumulate="fp32_seq")).v[0][0].view(np.float32)
+    assert d64 == np.float32(2 ** 24 + 2) and dseq == np.float32(2 ** 24)
+
+
 def test_mfma_operand_errors():
     with pytest.raises(EmuError, match="fp6"):
         run_snippet("v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[100:105], v[110:115], 0 cbsz:2 blgp:2", check=False)

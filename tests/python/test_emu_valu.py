@@ -372,3 +372,25 @@ def test_sdwa_compare_applies_selects():
     w = run_snippet("v_cmp_eq_u32_sdwa vcc, v1, v2 src0_sel:BYTE_1 src1_sel:DWORD", vgprs={1: x, 2: y})
     want = sum(1 << i for i in range(64) if ((int(x[i]) >> 8) & 0xFF) == int(y[i]))
     assert w.s[106] | (w.s[107] << 32) == want
+
+
+def test_packed_u16_ops_with_op_sel():
+    """v_pk_{add,sub,max,min}_u16, v_pk_lshlrev_b16, v_pk_lshrrev_b16 (VOP3P): low result from the halves op_sel
+    selects, high result from the halves op_sel_hi selects (default high), each wrapping mod 2^16."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    body = ("v_pk_add_u16 v3, v1, v2\nv_pk_sub_u16 v4, v1, v2\nv_pk_max_u16 v5, v1, v2\nv_pk_min_u16 v6, v1, v2\n"
+            "v_pk_add_u16 v7, v1, v2 op_sel:[1,0] op_sel_hi:[1,0]\nv_pk_lshlrev_b16 v8, v1, v2\n"
+            "v_pk_lshrrev_b16 v9, v1, v2")
+    w = run_snippet(body, vgprs={1: a, 2: b})
+    lo = lambda x: x.astype(np.int64) & 0xFFFF
+    hi = lambda x: x.astype(np.int64) >> 16
+    pack = lambda l, h: ((l & 0xFFFF) | ((h & 0xFFFF) << 16)).astype(np.uint32)
+    np.testing.assert_array_equal(w.v[3], pack(lo(a) + lo(b), hi(a) + hi(b)))
+    np.testing.assert_array_equal(w.v[4], pack(lo(a) - lo(b), hi(a) - hi(b)))
+    np.testing.assert_array_equal(w.v[5], pack(np.maximum(lo(a), lo(b)), np.maximum(hi(a), hi(b))))
+    np.testing.assert_array_equal(w.v[6], pack(np.minimum(lo(a), lo(b)), np.minimum(hi(a), hi(b))))
+    np.testing.assert_array_equal(w.v[7], pack(hi(a) + lo(b), hi(a) + lo(b)))
+    np.testing.assert_array_equal(w.v[8], pack(lo(b) << (lo(a) & 15), hi(b) << (hi(a) & 15)))
+    np.testing.assert_array_equal(w.v[9], pack(lo(b) >> (lo(a) & 15), hi(b) >> (hi(a) & 15)))

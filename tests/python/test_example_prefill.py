@@ -35,7 +35,8 @@ def exe() -> pathlib.Path:
     with open(BUILD / ".zyfa_prefill_build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (BUILD / "CMakeCache.txt").exists():
-            subprocess.run(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"], check=True,
+            subprocess.run(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
+                            "-DZYFA_BUILD_EXAMPLES=ON"], check=True,
                            stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", str(BUILD), "--target", "zyfa_prefill", "-j2"], check=True,
                        stdout=subprocess.DEVNULL)

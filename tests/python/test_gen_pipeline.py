@@ -147,19 +147,19 @@ def test_generation_is_byte_for_byte_reproducible(gen):
 def test_checked_in_files_are_current(gen):
     _, asm, _, inc = gen
     assert (ROOT / "asm" / f"{NAME}.s").read_text() == asm
-    assert (ROOT / "include" / "zyfa" / "fp8" / f"{NAME}.inc").read_text() == inc
+    assert (ROOT / "include" / "zyfa" / "fp8" / "gfx950" / f"{NAME}.inc").read_text() == inc
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_asm.py"), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
 def test_check_mode_detects_a_stale_file(tmp_path):
     (tmp_path / "asm").mkdir()
-    (tmp_path / "include" / "zyfa" / "fp8").mkdir(parents=True)
+    (tmp_path / "include" / "zyfa" / "fp8" / "gfx950").mkdir(parents=True)
     gen_asm = str(ROOT / "tools" / "gen_asm.py")
     r = subprocess.run([sys.executable, gen_asm, "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)]).returncode == 0
-    inc = tmp_path / "include" / "zyfa" / "fp8" / f"{NAME}.inc"
+    inc = tmp_path / "include" / "zyfa" / "fp8" / "gfx950" / f"{NAME}.inc"
     inc.write_text(inc.read_text().replace("0x7f, 0x45", "0x7f, 0x46", 1))
     r = subprocess.run([sys.executable, gen_asm, "--check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1 and "stale" in r.stderr

@@ -13,13 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # ---------------------------------------------------------------------------------------------------------
-# Registered device translation units. Kernel owners: append one line per TU:
+# Registered device translation units, one line per TU:
 #   "<path from repo root>|<targets: comma list of gfx950,gfx942,sm_90a; empty = all>|<extra compiler flags>"
 # The same HIP source is compiled for every target (nvcc compiles it as CUDA: -x cu).
 DEVICE_TUS=(
   "tools/ci/device_smoke.hip||"   # platform-header smoke kernel (pipeline self-check)
   "tests/host/numeric_device.hip||"   # zyfa/numeric conversions in device passes
   "tests/gpu/builtin_kernels.hip||"   # BF16 forward kernels: the built-in head dims + the (96,96) custom example
+  "tests/gpu/sm90_ws_kernels.cu|sm_90a|"   # the sm_90a wgmma/TMA pipeline for the built-in head dims
 )
 # ---------------------------------------------------------------------------------------------------------
 ALL_TARGETS="gfx950,gfx942,sm_90a"
@@ -80,6 +81,19 @@ for entry in "${DEVICE_TUS[@]}"; do
   done
 done
 
+# The way a user compiles a HIP TU: one `-c` object with the host code and the gfx950 code object embedded
+# (.hip_fatbin). Bundling needs clang-offload-bundler (Debian clang-tools-22); without it clang stops with
+# "posix_spawn failed". (-O3: at -O0 the HIP headers' device assert needs ROCm's device libraries, -nogpulib.)
+echo "compile_device: gfx950 host+device object (-c)  tools/ci/device_smoke.hip"
+if "$CLANG" -x hip --offload-arch=gfx950 -nogpulib -nogpuinc -isystem "$RESOURCE_DIR" -D__HIP_PLATFORM_AMD__ \
+     -D__AMDGCN_WAVEFRONT_SIZE=64 -O3 -std=c++17 -Iinclude -c tools/ci/device_smoke.hip -o "$OUT/device_smoke.o" &&
+   llvm-objcopy-22 --dump-section=.hip_fatbin="$OUT/device_smoke.hip_fatbin" "$OUT/device_smoke.o" &&
+   clang-offload-bundler-22 -list -type=o -input="$OUT/device_smoke.hip_fatbin" | grep -qx 'hipv4-amdgcn-amd-amdhsa--gfx950'; then
+  :
+else
+  echo "compile_device: FAILED the -c compile of a HIP TU (clang-offload-bundler: Debian clang-tools-22)" >&2; fail=1
+fi
+
 # The GPU path of the main job (examples/prefill, ZYFA_EXAMPLE_GPU=1) is never built by tests/run_all.sh on a
 # machine without GPU; compile it here so it cannot rot: HIP host pass (syntax) and, with nvcc, the full CUDA TU.
 if [ -f include/zyfa/flash_attn.hpp ]; then
@@ -94,7 +108,7 @@ if [ -f include/zyfa/flash_attn.hpp ]; then
   fi
 fi
 
-# Generated gfx950 FP8 code objects (issue 5): regenerate and diff, hazard-check asm/*.s, compile the loader.
+# Generated gfx950 FP8 code objects: regenerate and diff, hazard-check asm/*.s, compile the loader.
 bash tools/ci/check_generated.sh || fail=1
 "$PY" tools/ci/device_resources.py --self-test
 "$PY" tools/ci/device_resources.py "$MANIFEST" --markdown "$OUT/resources.md" || fail=1

@@ -28,6 +28,16 @@ _HSA_BEGIN = re.compile(r"^\s*\.amdhsa_kernel\s+(\S+)")
 _HSA_FIELD = re.compile(r"^\s*\.amdhsa_(\w+)\s+(.+?)\s*$")
 _NV_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
 _NV_PROPS = re.compile(r"Function properties for (\S+)")
+# Spills that are known and accepted, reported as warnings instead of failures: the variable-length BF16 forward
+# kernels (fwd_kernel<Config, Varlen = true>, mangled "...Lb1EEEvN...7FwdArgsE") of the sm_90 tiles that already use
+# all 255 registers hold the per-sequence sizes across the key loop and spill (include/zyfa/bf16/fwd_args.hpp,
+# select_sequence). The fixed-length kernels must not spill.
+_KNOWN_SPILL = re.compile(r"fwd_kernel\w*Lb1EEEvN\w*7FwdArgsE")
+KNOWN_SPILLS: list[str] = []
+
+
+def _spill(problems, fn, msg):
+    (KNOWN_SPILLS if _KNOWN_SPILL.search(fn) else problems).append(msg)
 _NV_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _NV_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
 
@@ -83,6 +93,8 @@ def parse_ptxas(text: str) -> dict[str, dict]:
         m = _NV_PROPS.search(line)
         if m:
             props = m.group(1)
+            if entry is not None and props != entry:  # a callee, compiled for (and spilling in) this entry
+                props = f"{props} [in {entry}]"
             funcs.setdefault(props, {}).setdefault("entry", False)
             continue
         m = _NV_STACK.search(line)
@@ -124,7 +136,7 @@ def amd_rows(target, tu, asm_text, log_text):
     for fn, r in remarks.items():
         sp = (r.get("SGPRs Spill", 0), r.get("VGPRs Spill", 0))
         if any(isinstance(x, int) and x > 0 for x in sp):
-            problems.append(f"{target} {tu}: {fn} spills (SGPR {sp[0]}, VGPR {sp[1]})")
+            _spill(problems, fn, f"{target} {tu}: {fn} spills (SGPR {sp[0]}, VGPR {sp[1]})")
     for k, f in kernels.items():
         r = remarks.get(k)
         if r is None:
@@ -143,7 +155,7 @@ def nv_rows(target, tu, log_text):
     funcs, rows, problems = parse_ptxas(log_text), [], []
     for fn, f in funcs.items():
         if f.get("spill_st", 0) > 0 or f.get("spill_ld", 0) > 0:
-            problems.append(f"{target} {tu}: {fn} spills ({f['spill_st']} B stores, {f['spill_ld']} B loads)")
+            _spill(problems, fn, f"{target} {tu}: {fn} spills ({f['spill_st']} B stores, {f['spill_ld']} B loads)")
         if f.get("entry"):
             rows.append(dict(target=target, tu=tu, kernel=fn, regs=f.get("regs", "?"), smem=f.get("smem", "?"),
                              stack=f.get("stack", "?"),
@@ -198,6 +210,8 @@ def report(manifest: str, markdown: str | None) -> int:
     if markdown:
         with open(markdown, "w") as fh:
             fh.write("# zyfa device resource usage (tools/ci/compile_device.sh)\n\n" + text)
+    for p in sorted(set(KNOWN_SPILLS)):
+        print("device_resources: WARNING (known, varlen kernel):", p, file=sys.stderr)
     for p in problems:
         print("device_resources: ERROR:", p, file=sys.stderr)
     return 1 if problems else 0

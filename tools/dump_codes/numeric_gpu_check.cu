@@ -5,7 +5,7 @@
 //   e4m3fn_to_float(c), all 256   vs cvt.rn.f16x2.e4m3x2 then f16 -> f32 (__nv_cvt_fp8_to_halfraw)
 // NaN results compare as equal when both are NaN (the sign/payload of NaN is not specified).
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude tools/dump_codes/numeric_gpu_check.cu
-// Exit status 0 iff there is no mismatch. Not part of CI (needs a GPU); run on the lent H200.
+// Exit status 0 iff there is no mismatch. Not part of CI (needs a GPU); run on an H200.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>

@@ -1,295 +1,77 @@
-"""Parser for gfx950 assembly in LLVM syntax (what ``clang++-22 -S --offload-arch=gfx950`` and
-``llvm-objdump -d --mcpu=gfx950`` print, and what a generator writes for ``llvm-mc``).
+"""The emulator's view of the one gfx950 parser (:mod:`gfx950isa.syntax`).
 
-The parser turns text into :class:`Instr` records (mnemonic, operands, modifiers) plus labels and the
-``.amdhsa_kernel`` descriptor directives of each kernel. It does not know instruction semantics; those live in
-:mod:`gfx950emu.ops`. Register names follow the LLVM AMDGPU assembler (AMDGPUUsage, "Assembler" section):
-``s5``, ``s[4:7]``, ``v3``, ``v[0:15]``, ``a[0:15]``, ``vcc``, ``vcc_lo``, ``exec``, ``m0``, ...
+Parsing is shared with the hazard checker and the generator; this module only adds what the emulator
+refuses to run (trap temporaries, ``src_*`` special sources, misaligned register tuples) and turns parse
+errors into :class:`~gfx950emu.errors.EmuError`. Register names follow the LLVM AMDGPU assembler
+(AMDGPUUsage, "Assembler" section).
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
-from gfx950asm.lex import split_commas, split_words
+from gfx950isa.syntax import (EXEC, M0, SPECIAL_SGPRS, VCC, AsmError, Instr, KernelInfo, Operand,  # noqa: F401
+                              parse_int)
+from gfx950isa import syntax as _syntax
 
 from .errors import EmuError
 
-# gfx9 scalar operand encodings of the special registers (also their index in the wave's SGPR file).
-SPECIAL_SGPRS = {
-    "flat_scratch_lo": (102, 1), "flat_scratch_hi": (103, 1), "flat_scratch": (102, 2),
-    "xnack_mask_lo": (104, 1), "xnack_mask_hi": (105, 1), "xnack_mask": (104, 2),
-    "vcc_lo": (106, 1), "vcc_hi": (107, 1), "vcc": (106, 2),
-    "m0": (124, 1),
-    "exec_lo": (126, 1), "exec_hi": (127, 1), "exec": (126, 2),
-}
-VCC = 106
-M0 = 124
-EXEC = 126
-
-_REG_RE = re.compile(r"^(s|v|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
-_INT_RE = re.compile(r"^-?(0x[0-9a-fA-F]+|\d+)$")
-_FLOAT_RE = re.compile(r"^-?(\d+\.\d*(e[-+]?\d+)?|\d+e[-+]?\d+|inf|nan)$", re.IGNORECASE)
-_LABEL_RE = re.compile(r"^[A-Za-z_.$][\w.$@+\-]*$")
+__all__ = ["EXEC", "M0", "VCC", "SPECIAL_SGPRS", "Instr", "Operand", "KernelInfo", "parse_int", "parse_operand",
+           "parse_instruction", "parse_asm", "check_operand"]
 
 
-@dataclass
-class Operand:
-    """One instruction operand.
-
-    kind: ``"s"`` SGPR range (including vcc/exec/m0 by their gfx9 encodings), ``"v"`` VGPR range,
-    ``"a"`` AGPR range, ``"const"`` an integer or float constant (``value`` is a Python int or float),
-    ``"off"`` the literal word ``off``, ``"label"`` a branch target or symbol (``name``).
-    ``index``/``count``: first register and number of 32-bit registers.
-    ``neg``/``abs``/``sext``: source modifiers (``-x``, ``|x|`` or ``abs(x)``, ``sext(x)``).
-    """
-
-    kind: str
-    index: int = 0
-    count: int = 1
-    value: int | float = 0
-    name: str = ""
-    neg: bool = False
-    abs: bool = False
-    sext: bool = False
-    text: str = ""
-
-
-@dataclass
-class Instr:
-    """One parsed instruction: ``mnemonic`` (lower case, encoding suffix such as ``_e32`` kept),
-    ``operands`` in assembler order, ``mods`` (modifier name -> value: int, list of ints, str, or True),
-    and ``line``/``text`` for error messages."""
-
-    mnemonic: str
-    operands: list[Operand]
-    mods: dict
-    line: int
-    text: str
-
-
-@dataclass
-class KernelInfo:
-    """A kernel's entry label and its ``.amdhsa_kernel`` directives (name without ``.amdhsa_`` -> int)."""
-
-    name: str
-    directives: dict = field(default_factory=dict)
-    entry: int = -1
+class EmuKernelInfo(KernelInfo):
+    """KernelInfo whose directive lookup reports symbolic values as EmuError."""
 
     def d(self, key: str, default: int = 0) -> int:
-        """Value of directive ``.amdhsa_<key>`` (``default`` when absent). EmuError when it is a symbolic
-        expression (clang writes those for kernels that make calls), which the emulator does not evaluate."""
-        v = self.directives.get(key, default)
-        if isinstance(v, str):
-            raise EmuError(f"kernel {self.name}: .amdhsa_{key} is the expression {v!r}, which the emulator "
-                           "does not evaluate")
-        return int(v)
+        try:
+            return super().d(key, default)
+        except AsmError as e:
+            raise EmuError(str(e)) from None
 
 
-def parse_int(t: str) -> int:
-    t = t.strip()
-    neg = t.startswith("-")
-    if neg:
-        t = t[1:]
-    v = int(t, 16) if t.lower().startswith("0x") else int(t)
-    return -v if neg else v
+def check_operand(op: Operand) -> Operand:
+    """EmuError for an operand the emulator does not model."""
+    if op.kind == "ttmp":
+        raise EmuError(f"trap temporaries are not supported: {op.text!r}")
+    if op.kind == "special":
+        raise EmuError(f"special source operand {op.text!r} is not supported")
+    if not op.aligned:
+        raise EmuError(f"misaligned register tuple {op.text!r}")
+    return op
 
 
 def parse_operand(t: str) -> Operand:
-    """Parses one operand token (with its source modifiers)."""
-    text = t
-    neg = abs_ = sext = False
-    t = t.strip()
-    if t.startswith("neg(") and t.endswith(")"):
-        neg, t = True, t[4:-1]
-    if t.startswith("-") and not _INT_RE.match(t) and not _FLOAT_RE.match(t):
-        neg, t = True, t[1:]
-    if t.startswith("|") and t.endswith("|"):
-        abs_, t = True, t[1:-1]
-    elif t.startswith("abs(") and t.endswith(")"):
-        abs_, t = True, t[4:-1]
-    if t.startswith("sext(") and t.endswith(")"):
-        sext, t = True, t[5:-1]
-    t = t.strip()
-    low = t.lower()
-    m = _REG_RE.match(low)
-    if m:
-        kind = m.group(1)
-        if m.group(2) is not None:
-            lo = hi = int(m.group(2))
-        else:
-            lo, hi = int(m.group(3)), int(m.group(4))
-        if hi < lo:
-            raise EmuError(f"bad register range {text!r}")
-        if kind == "ttmp":
-            raise EmuError(f"trap temporaries are not supported: {text!r}")
-        n = hi - lo + 1
-        if (kind in ("v", "a") and n >= 2 and lo % 2) or (kind == "s" and n == 2 and lo % 2) or \
-                (kind == "s" and n >= 4 and lo % 4):
-            raise EmuError(f"misaligned register tuple {text!r}")
-        return Operand(kind, lo, hi - lo + 1, neg=neg, abs=abs_, sext=sext, text=text)
-    if low in SPECIAL_SGPRS:
-        idx, cnt = SPECIAL_SGPRS[low]
-        return Operand("s", idx, cnt, neg=neg, abs=abs_, text=text)
-    if low == "scc":
-        return Operand("scc", text=text)
-    if low == "off":
-        return Operand("off", text=text)
-    if _INT_RE.match(low):
-        v = parse_int(low)
-        return Operand("const", value=-v if neg else v, text=text)
-    if _FLOAT_RE.match(low):
-        v = float(low)
-        return Operand("const", value=-v if neg else v, text=text)
-    if low.startswith("hwreg(") or low.startswith("sendmsg("):
-        return Operand("hwreg", name=t, text=text)
-    if low in ("src_scc", "src_execz", "src_vccz", "src_lds_direct", "src_shared_base",
-               "src_shared_limit", "src_private_base", "src_private_limit", "src_pops_exiting_wave_id"):
-        raise EmuError(f"special source operand {text!r} is not supported")
-    if _LABEL_RE.match(t):
-        return Operand("label", name=t, neg=neg, text=text)
-    raise EmuError(f"cannot parse operand {text!r}")
-
-
-def _parse_mod(tok: str):
-    if ":" not in tok:
-        return tok.lower(), True
-    k, v = tok.split(":", 1)
-    k = k.lower()
-    v = v.strip()
-    if v.startswith("[") and v.endswith("]"):
-        return k, [parse_int(x) for x in v[1:-1].split(",")]
-    if _INT_RE.match(v):
-        return k, parse_int(v)
-    return k, v
-
-
-# Modifier words that stand alone (no ':').
-_FLAG_MODS = {"off", "offen", "idxen", "lds", "glc", "slc", "nt", "sc0", "sc1", "clamp", "gds", "tfe", "lwe",
-              "addr64", "row_mirror", "row_half_mirror", "d16"}
+    """One operand token (with its source modifiers), checked for what the emulator models."""
+    try:
+        return check_operand(_syntax.parse_operand(t))
+    except AsmError as e:
+        raise EmuError(str(e)) from None
 
 
 def parse_instruction(body: str, line: int) -> Instr:
-    """Parses the text of one instruction (comments already removed)."""
-    body = body.strip()
-    parts = body.split(None, 1)
-    mnem = parts[0].lower()
-    rest = parts[1] if len(parts) > 1 else ""
-    mods: dict = {}
-    operands: list[Operand] = []
-    if mnem in ("s_waitcnt",):
-        # s_waitcnt vmcnt(0) lgkmcnt(0) | s_waitcnt 0x...
-        r = rest.replace("&", " ").split()
-        for tok in r:
-            mm = re.match(r"(vmcnt|expcnt|lgkmcnt)\((\d+)\)", tok)
-            if mm:
-                mods[mm.group(1)] = int(mm.group(2))
-            elif _INT_RE.match(tok):
-                v = parse_int(tok)
-                mods["vmcnt"] = (v & 0xF) | ((v >> 14) & 3) << 4
-                mods["expcnt"] = (v >> 4) & 7
-                mods["lgkmcnt"] = (v >> 8) & 0xF
-            else:
-                raise EmuError(f"line {line}: bad s_waitcnt operand {tok!r}")
-        return Instr(mnem, [], mods, line, body)
-    toks = split_commas(rest) if rest else []
-    if toks:
-        # The last comma-separated field may carry space-separated modifiers ("v1 offset:16 sc0").
-        last = toks[-1]
-        words = split_words(last, quotes=True) or [""]
-        toks[-1] = words[0]
-        for w in words[1:]:
-            k, v = _parse_mod(w)
-            mods[k] = v
-        # A field may itself be a modifier (e.g. "offset:16" directly after a comma is not LLVM style, but
-        # "off" operand is).
-        new = []
-        for t in toks:
-            if t == "":
-                continue
-            if ":" in t and not t.startswith(("s[", "v[", "a[", "ttmp[")) and "[" not in t.split(":")[0]:
-                k, v = _parse_mod(t)
-                mods[k] = v
-            else:
-                new.append(t)
-        toks = new
-    for t in toks:
-        operands.append(parse_operand(t))
-    return Instr(mnem, operands, mods, line, body)
-
-
-def _strip_comment(line: str) -> str:
-    q = False
-    for i, ch in enumerate(line):
-        if ch == '"':
-            q = not q
-        elif not q and (ch == ";" or line.startswith("//", i)):
-            return line[:i]
-    return line
-
-
-_TEXT_SECTIONS = (".text",)
+    """The text of one instruction (comments removed), checked for what the emulator models."""
+    try:
+        ins = _syntax.parse_instruction(body, line)
+    except AsmError as e:
+        raise EmuError(str(e)) from None
+    for op in ins.operands:
+        check_operand(op)
+    return ins
 
 
 def parse_asm(text: str):
-    """Parses assembly text. Returns (instrs, labels, kernels): the instruction list in program order,
-    label -> index of the next instruction, and kernel name -> :class:`KernelInfo`."""
-    instrs: list[Instr] = []
-    labels: dict[str, int] = {}
-    kernels: dict[str, KernelInfo] = {}
-    in_text = True
-    in_kd: KernelInfo | None = None
-    in_meta = False
-    for ln, raw in enumerate(text.splitlines(), 1):
-        if in_meta:
-            if raw.strip().startswith(".end_amdgpu_metadata"):
-                in_meta = False
-            continue
-        line = _strip_comment(raw).strip()
-        if not line:
-            continue
-        if in_kd is not None:
-            if line.startswith(".end_amdhsa_kernel"):
-                in_kd = None
-                continue
-            w = line.split(None, 1)
-            key = w[0][len(".amdhsa_"):] if w[0].startswith(".amdhsa_") else w[0]
+    """(instrs, labels, kernels) of `text` (see :func:`gfx950isa.syntax.parse_asm`); EmuError on anything the
+    emulator does not model."""
+    try:
+        instrs, labels, kernels = _syntax.parse_asm(text)
+    except AsmError as e:
+        raise EmuError(str(e)) from None
+    for ins in instrs:
+        for op in ins.operands:
             try:
-                in_kd.directives[key] = parse_int(w[1]) if len(w) > 1 else 1
-            except ValueError:
-                in_kd.directives[key] = w[1] if len(w) > 1 else ""
-            continue
-        # labels (possibly several on a line, followed by an instruction)
-        while True:
-            m = re.match(r"^([A-Za-z_.$][\w.$]*):(.*)$", line)
-            if not m:
-                break
-            if in_text:
-                labels[m.group(1)] = len(instrs)
-            line = m.group(2).strip()
-        if not line:
-            continue
-        if line.startswith("."):
-            w = line.split(None, 1)
-            d = w[0]
-            if d == ".amdgpu_metadata":
-                in_meta = True
-            elif d == ".amdhsa_kernel":
-                name = w[1].strip()
-                in_kd = kernels.setdefault(name, KernelInfo(name))
-            elif d == ".text":
-                in_text = True
-            elif d in (".section",):
-                sec = w[1].split(",")[0].strip().strip('"') if len(w) > 1 else ""
-                in_text = sec.startswith(".text")
-            elif d in (".data", ".bss", ".rodata"):
-                in_text = False
-            continue
-        if not in_text:
-            continue
-        instrs.append(parse_instruction(line, ln))
+                check_operand(op)
+            except EmuError as e:
+                raise EmuError(f"line {ins.line}: {e}") from None
+    out = {}
     for name, k in kernels.items():
-        if name not in labels:
-            raise EmuError(f"kernel {name!r} has a descriptor but no code label")
-        k.entry = labels[name]
-    return instrs, labels, kernels
+        ek = EmuKernelInfo(k.name, k.directives, k.entry)
+        out[name] = ek
+    return instrs, labels, out

@@ -10,47 +10,17 @@ dim*b + m (dim*b + n); block b adds ldexp(block dot product, sa + sb - 254) (fac
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from gfx950isa.table import F8F6F4_FORMATS, MFMA_SHAPES, MfmaShape  # noqa: F401
 
 from .errors import EmuError
 from .numerics import FP8_E4M3_TABLE, FP8_E5M2_TABLE, bf16_bits_to_f32
 
 
-@dataclass(frozen=True)
-class MfmaShape:
-    """One MFMA variant: output tile dim x dim, depth K, input element type, registers of A/B and C/D."""
-
-    dim: int
-    k: int
-    in_type: str  # "bf16", "f16", "fp8", "bf8", "f8f6f4"
-    ab_regs: int
-    cd_regs: int
-
-
-MFMA_SHAPES = {
-    "v_mfma_f32_32x32x16_bf16": MfmaShape(32, 16, "bf16", 4, 16),
-    "v_mfma_f32_16x16x32_bf16": MfmaShape(16, 32, "bf16", 4, 4),
-    "v_mfma_f32_32x32x8_bf16": MfmaShape(32, 8, "bf16", 2, 16),  # gfx942's 32x32x8bf16_1k
-    "v_mfma_f32_32x32x8bf16_1k": MfmaShape(32, 8, "bf16", 2, 16),
-    "v_mfma_f32_16x16x16_bf16": MfmaShape(16, 16, "bf16", 2, 4),
-    "v_mfma_f32_16x16x16bf16_1k": MfmaShape(16, 16, "bf16", 2, 4),
-    "v_mfma_f32_32x32x16_f16": MfmaShape(32, 16, "f16", 4, 16),
-    "v_mfma_f32_16x16x32_f16": MfmaShape(16, 32, "f16", 4, 4),
-    "v_mfma_f32_32x32x8_f16": MfmaShape(32, 8, "f16", 2, 16),
-    "v_mfma_f32_16x16x16_f16": MfmaShape(16, 16, "f16", 2, 4),
-    "v_mfma_f32_32x32x64_f8f6f4": MfmaShape(32, 64, "f8f6f4", 8, 16),
-    "v_mfma_f32_16x16x128_f8f6f4": MfmaShape(16, 128, "f8f6f4", 8, 4),
-    "v_mfma_scale_f32_32x32x64_f8f6f4": MfmaShape(32, 64, "f8f6f4", 8, 16),
-    "v_mfma_scale_f32_16x16x128_f8f6f4": MfmaShape(16, 128, "f8f6f4", 8, 4),
-}
-for _a in ("fp8", "bf8"):
-    for _b in ("fp8", "bf8"):
-        MFMA_SHAPES[f"v_mfma_f32_32x32x16_{_a}_{_b}"] = MfmaShape(32, 16, f"{_a}_{_b}", 2, 16)
-        MFMA_SHAPES[f"v_mfma_f32_16x16x32_{_a}_{_b}"] = MfmaShape(16, 32, f"{_a}_{_b}", 2, 4)
-
-F8F6F4_FORMATS = {0: "fp8", 1: "bf8", 2: "fp6", 3: "bf6", 4: "fp4"}
+# Shapes, register counts and pass counts come from the one instruction table.
+__all__ = ["MfmaShape", "MFMA_SHAPES", "F8F6F4_FORMATS", "ab_layout", "cd_layout", "gather_matrix", "c_to_matrix",
+           "matrix_to_d", "mfma_compute"]
 
 
 def ab_layout(dim: int, k: int, elem_bits: int):
@@ -140,9 +110,21 @@ def mfma_compute(a: np.ndarray, bt: np.ndarray, c: np.ndarray, mode: str, sa=Non
     """D = C + A·B (float32 result). a: dim x K, bt: dim x K (B transposed), c: dim x dim float32.
 
     sa/sb: optional (dim, nblocks) int64 exponents (scale - 127 each) for 32-element K blocks; NaN blocks are
-    given as None-able float arrays by the caller through ``sa`` being float with NaN. mode: ``"fp64"`` or
-    ``"fp32_block"`` (Semantics.mfma_accumulate)."""
+    given as None-able float arrays by the caller through ``sa`` being float with NaN. mode
+    (Semantics.mfma_accumulate): ``"fp64"`` (exact sum, C added, one rounding), ``"fp32_seq"`` (fp32 accumulator
+    starting at C, one rounding after each product in k order, scaled products for the scaled MFMA) or
+    ``"fp32_block"`` (per 32-element K block a sequential fp32 sum from 0, scaled, then added to the fp32
+    accumulator)."""
     dim, k = a.shape
+    if mode == "fp32_seq":
+        acc = c.astype(np.float32)
+        for kk in range(k):
+            prod = np.outer(a[:, kk], bt[:, kk])  # exact in fp64 (8- and 16-bit inputs)
+            if sa is not None:
+                b = kk // 32
+                prod = prod * np.exp2(sa[:, b][:, None] + sb[:, b][None, :])
+            acc = (acc.astype(np.float64) + prod).astype(np.float32)
+        return acc
     blk = 32 if (sa is not None or mode == "fp32_block") else k
     blk = min(blk, k)
     nb = k // blk

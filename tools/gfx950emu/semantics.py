@@ -7,7 +7,7 @@ from dataclasses import dataclass
 _CHOICES = {
     "fp8_overflow": ("nonsat", "saturate"),
     "cvt_pk_fp8_low_write": ("preserve", "zero_high"),
-    "mfma_accumulate": ("fp64", "fp32_block"),
+    "mfma_accumulate": ("fp64", "fp32_seq", "fp32_block"),
     "mfma_scale_byte": ("strict", "llvm", "byte0"),
     "e8m0_ff": ("nan", "exponent"),
     "buffer_oob": ("dword", "start", "whole"),
@@ -25,8 +25,10 @@ class Semantics:
         ``"saturate"`` (+-448 / +-57344, inf too; one rocjitsu revision). Facts §2, §8.12.
     cvt_pk_fp8_low_write: the other 16 bits when writing the low word (op_sel[3]=0): ``"preserve"``
         (default; what LLVM 22 assumes) or ``"zero_high"`` (rocjitsu). Facts §8.13.
-    mfma_accumulate: ``"fp64"`` (default; exact products summed in fp64, C added, one rounding to fp32) or
-        ``"fp32_block"`` (rocjitsu: per 32-element K block, sequential fp32 FMAs, then added to C). Facts §7.8.
+    mfma_accumulate: the MFMA's internal summation order (undocumented): ``"fp64"`` (default; exact products
+        summed in fp64, C added, one rounding to fp32), ``"fp32_seq"`` (an fp32 accumulator starting at C, rounded
+        after every product in k order) or ``"fp32_block"`` (rocjitsu: per 32-element K block, sequential fp32
+        FMAs, then added to C). Facts §7.8.
     mfma_scale_byte: which byte of a scale VGPR ``v_mfma_scale_*`` uses: ``"strict"`` (default; byte 0, and any
         non-zero op_sel/op_sel_hi is an error because its meaning is disputed), ``"llvm"`` (byte
         op_sel[i] | op_sel_hi[i] << 1, LLVM's intrinsic mapping) or ``"byte0"`` (always byte 0, rocjitsu).

@@ -123,15 +123,13 @@ def _is_partial_dst(i: Instr) -> bool:
         # (the default when op_sel_hi is omitted) is padded as a partial-dst writer. We follow LLVM: 1 wait state
         # too many is harmless, one too few is not.
         hi = i.mods.get("op_sel_hi")
-        if not isinstance(hi, str):
+        if not isinstance(hi, list):
             return True
-        bits = [b.strip() for b in hi.strip("[]").split(",")]
-        return bool(bits) and bits[0] == "1"
+        return bool(hi) and hi[0] == 1
     opsel = i.mods.get("op_sel")
-    if isinstance(opsel, str):
-        bits = [b.strip() for b in opsel.strip("[]").split(",")]
+    if isinstance(opsel, list):
         nsrc = len(i.operands) - 1
-        return len(bits) == nsrc + 1 and bits[-1] == "1"
+        return len(opsel) == nsrc + 1 and opsel[-1] == 1
     return False
 
 
@@ -141,11 +139,13 @@ def _store_data(i: Instr) -> set:
         return set()
     m = i.mnemonic
     if m.startswith("buffer_"):
-        data, soff = i.operands[0], (i.operands[3] if len(i.operands) > 3 else "0")
-        if any(r[0] == "s" for r in parse_regs(soff)):
+        data = i.operands[0]
+        if len(i.operands) > 3 and any(r[0] == "s" for r in parse_regs(i.operands[3])):
             return set()
     elif m.startswith(("global_", "flat_", "scratch_")):
-        data = i.operands[1] if len(i.operands) > 1 else ""
+        if len(i.operands) < 2:
+            return set()
+        data = i.operands[1]
     else:
         return set()
     regs = _vregs(parse_regs(data))
@@ -154,8 +154,8 @@ def _store_data(i: Instr) -> set:
 
 def _hwreg(i: Instr) -> str | None:
     for o in i.operands:
-        if o.startswith("hwreg("):
-            return o[6:].split(",")[0].split(")")[0].strip()
+        if o.kind == "hwreg" and o.name.lower().startswith("hwreg("):
+            return o.name[6:].split(",")[0].split(")")[0].strip()
     return None
 
 

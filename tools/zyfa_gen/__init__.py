@@ -15,9 +15,9 @@ def generate(name: str):
     from .kernels import ALL
     if name not in ALL:
         raise KeyError(f"unknown kernel {name!r}; known: {sorted(ALL)}")
-    mod = ALL[name]
+    mod, cfg = ALL[name]
     source = "tools/zyfa_gen/kernels/" + mod.__name__.rsplit(".", 1)[-1] + ".py"
-    spec = mod.build()
+    spec = mod.build(cfg)
     asm = emit.emit_kernel(spec, source)
     co = build.assemble_and_link(asm)
     return spec, asm, co, inc.render_inc(spec, asm, co, source)

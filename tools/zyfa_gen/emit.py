@@ -14,10 +14,11 @@ The result is checked again with the hazard checker; a violation raises (it woul
 """
 from __future__ import annotations
 
-from gfx950hazard.checker import check, required_nops
+from gfx950hazard.checker import check
 from gfx950hazard.isa import parse
 
-from .ir import Comment, Label, Op
+from .ir import Comment, IRError, Label, Op
+from .passes import UnverifiedSemantics, check_verified_semantics, insert_nops, insert_waitcnt
 from .kernel import KernelSpec
 
 __all__ = ["emit_kernel", "GeneratorError"]
@@ -30,14 +31,15 @@ class GeneratorError(RuntimeError):
 
 
 def _body_lines(spec: KernelSpec) -> list:
-    items = list(spec.program.items)
+    prog = spec.program
+    items = list(prog.items)
     if not items or not isinstance(items[-1], Op) or items[-1].mnemonic != "s_endpgm":
         raise GeneratorError(f"{spec.name}: program must end with s_endpgm")
-    # hazard padding: parse the unpadded body, ask the checker for each instruction's shortfall
-    raw = [x.render() if isinstance(x, Op) else (f"{x.name}:" if isinstance(x, Label) else "") for x in items]
-    parsed = parse("\n".join(raw) + "\n")
-    pad = required_nops(parsed)
-    ops_seen = 0
+    try:
+        check_verified_semantics(items)
+    except UnverifiedSemantics as e:
+        raise GeneratorError(f"{spec.name}: {e}") from None
+    items = insert_nops(insert_waitcnt(items))
     out = []
     for x in items:
         if isinstance(x, Comment):
@@ -45,13 +47,7 @@ def _body_lines(spec: KernelSpec) -> list:
         elif isinstance(x, Label):
             out.append(f"{x.name}:")
         else:
-            ws = pad.get(ops_seen, 0)
-            while ws > 0:
-                n = min(ws, 16)
-                out.append(f"\ts_nop {n - 1}{' ' * 8}; hazard padding (gfx950hazard)")
-                ws -= n
             out.append("\t" + x.render())
-            ops_seen += 1
     return out
 
 
@@ -90,6 +86,10 @@ def _metadata(spec: KernelSpec, vgprs: int, sgprs: int, agprs: int) -> list:
 
 def emit_kernel(spec: KernelSpec, source: str) -> str:
     """Assembly text of `spec`. `source` names the kernel module for the banner (repo-relative path)."""
+    try:
+        spec.program.finalize()
+    except IRError as e:
+        raise GeneratorError(f"{spec.name}: {e}") from None
     mr = spec.program.max_reg
     # unified register file (gfx950-facts.md §4): AGPRs start at accum_offset (multiple of 4 in [4, 256]);
     # next_free_vgpr counts VGPRs + AGPRs up to 512, as LLVM's .vgpr_count does.
@@ -110,6 +110,8 @@ def emit_kernel(spec: KernelSpec, source: str) -> str:
         "; Regenerate: python3 tools/gen_asm.py   (check: bash tools/ci/check_generated.sh)",
     ]
     lines += ["; " + d for d in spec.doc.strip().splitlines()]
+    if spec.program.pressure is not None:
+        lines.append(f"; Registers (virtual, allocated): {spec.program.pressure}")
     lines += [
         "; " + "=" * 100,
         '\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"',

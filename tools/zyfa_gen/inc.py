@@ -34,6 +34,7 @@ def render_inc(spec: KernelSpec, asm_text: str, code_object: bytes, source: str)
         f"// Code object ({len(code_object)} bytes, gfx950, code object v5)  sha256 {co_sha}",
         "// Regenerate: python3 tools/gen_asm.py   Check: bash tools/ci/check_generated.sh",
         "// Included by include/zyfa/fp8/gfx950/ headers; needs <cstddef> and <cstdint>.",
+        "#pragma once",
         "",
         "namespace zyfa::fp8::gen {",
         "",

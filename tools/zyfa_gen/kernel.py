@@ -10,7 +10,7 @@ import dataclasses
 
 from .ir import Program
 
-__all__ = ["Arg", "KernelSpec"]
+__all__ = ["Arg", "KernelSpec", "layout_args", "load_kernargs"]
 
 # C++ type, size in bytes, metadata value_kind, metadata value_type (for by_value args)
 _KINDS = {
@@ -54,15 +54,53 @@ class KernelSpec:
     kernarg_size: int = 0
 
     def __post_init__(self):
-        off = 0
-        for a in self.args:
-            if a.kind not in _KINDS:
-                raise ValueError(f"argument {a.name}: unknown kind {a.kind!r}")
-            off = (off + a.size - 1) // a.size * a.size
-            a.offset = off
-            off += a.size
-        self.kernarg_size = (off + 7) // 8 * 8
+        self.kernarg_size = layout_args(self.args)
         if not 1 <= self.workgroup_size <= 1024 or self.workgroup_size % 64:
             raise ValueError(f"{self.name}: workgroup_size {self.workgroup_size} must be a multiple of 64 in [64, 1024]")
         if not 0 <= self.lds_bytes <= 163840:
             raise ValueError(f"{self.name}: lds_bytes {self.lds_bytes} exceeds gfx950's 160 KiB")
+
+
+def layout_args(args: list) -> int:
+    """Assigns each Arg its offset (natural alignment) and returns the kernarg segment size (rounded to 8).
+    The one layout used by the kernel code (:func:`load_kernargs`), the metadata and the C++ struct."""
+    off = 0
+    for a in args:
+        if a.kind not in _KINDS:
+            raise ValueError(f"argument {a.name}: unknown kind {a.kind!r}")
+        off = (off + a.size - 1) // a.size * a.size
+        a.offset = off
+        off += a.size
+    return (off + 7) // 8 * 8
+
+
+def load_kernargs(p: Program, args: list, kernarg_ptr, prefix: str = "arg") -> dict:
+    """Emits the scalar loads of the whole kernarg segment of `args` from `kernarg_ptr` (s[0:1]) and returns
+    {argument name: SGPR slice} (a pointer is 2 SGPRs, a 32-bit value 1). Offsets come from
+    :func:`layout_args`, the same layout the metadata and the C++ struct use, so they are never written twice.
+    The segment is loaded in naturally aligned pieces of 8/4/2/1 dwords (``s_load_dwordx8`` ... ``s_load_dword``)
+    into one virtual SGPR range per piece; the waitcnt pass waits for them where they are first read."""
+    size = layout_args(args)
+    dwords = size // 4
+    pieces = []
+    at = 0
+    while at < dwords:
+        for w in (8, 4, 2, 1):
+            if at % w == 0 and at + w <= dwords:
+                break
+        pieces.append((at, w))
+        at += w
+    regs = []
+    for at, w in pieces:
+        r = p.sreg(f"{prefix}{at}_{at + w - 1}", w)
+        mnem = "s_load_dword" if w == 1 else f"s_load_dwordx{w}"
+        names = [a.name for a in args if at * 4 <= a.offset < (at + w) * 4]
+        getattr(p, mnem)(r, kernarg_ptr, hex(4 * at), comment=", ".join(names) or "padding")
+        regs.append((at, w, r))
+    out = {}
+    for a in args:
+        d = a.offset // 4
+        for at, w, r in regs:
+            if at <= d < at + w:
+                out[a.name] = r[d - at:d - at + a.size // 4]
+    return out

@@ -71,6 +71,14 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   return r;
 }
 
+/// a * b + c on two packed bf16 lanes (fma.rn.bf16x2, sm_80+; PTX ISA "Half Precision Floating Point
+/// Instructions: fma"). With b = 0 it maps every finite lane to +-0 and every Inf/NaN lane to NaN.
+__device__ __forceinline__ std::uint32_t fma_bf16x2(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  std::uint32_t d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
 /// 2^x (ex2.approx.ftz: ~2 ulp, subnormal results flushed to 0, exp2(-inf) = +0).
 __device__ __forceinline__ float exp2(float x) {
   float y;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "../params.hpp"
+#include "../platform/platform.hpp"
 
 namespace zyfa::bf16 {
 
@@ -24,6 +25,14 @@ struct FwdArgs {
   int causal;        ///< 0 or 1
   int causal_offset; ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
   float scale_log2;  ///< AttentionParams::scale_softmax_log2 = softmax_scale * log2(e): scores are exponentiated with exp2 in the log2 domain
+  /// softmax_lse element strides of the batch and head dims (rows are contiguous): fixed length
+  /// num_heads * seqlen_q and seqlen_q ([batch, num_heads, seqlen_q]); varlen 0 and total_q ([num_heads, total_q]).
+  std::int64_t lse_batch_stride, lse_head_stride;
+  /// Varlen: int32 [batch + 1] device offsets into the packed rows (AttentionParams::cu_seqlens_q/_k); nullptr for
+  /// fixed length. seqlen_q/seqlen_k then hold the max lengths until select_sequence narrows a block's copy.
+  const std::int32_t* cu_seqlens_q;
+  const std::int32_t* cu_seqlens_k;
+  int total_q, total_k;  ///< varlen: rows of the packed q/out and k/v
 };
 
 /// Fills FwdArgs from validated params; `block_m` = query rows per block (Config::kBlockM). Sizes fit int
@@ -56,7 +65,38 @@ inline FwdArgs make_fwd_args(const AttentionParams& p, int block_m) {
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;  // the one value every backend uses (params.hpp)
+  a.lse_batch_stride = p.is_varlen() ? 0 : p.num_heads * p.seqlen_q;
+  a.lse_head_stride = p.is_varlen() ? p.total_q : p.seqlen_q;
+  a.cu_seqlens_q = p.cu_seqlens_q;
+  a.cu_seqlens_k = p.cu_seqlens_k;
+  a.total_q = static_cast<int>(p.total_q);
+  a.total_k = static_cast<int>(p.total_k);
   return a;
 }
+
+#if !ZYFA_PLATFORM_HOST
+/// Varlen: narrows the block's copy `a` of the arguments to sequence `b` (a.cu_seqlens_q/_k non-null): q/out/lse
+/// point at its first query row, k/v at its first key, seqlen_q/seqlen_k/causal_offset are its own (bottom-right
+/// causal per sequence). Returns false, the same in every thread of the block, when the block has nothing to do:
+/// its first row m0 is past the sequence's rows (also an empty sequence), or the offsets are inconsistent (negative
+/// length, or past total_q/total_k: such a sequence is neither read nor written instead of going out of bounds).
+/// Register cost (nvcc 13.0, sm_90a): the per-sequence sizes live in registers across the key loop, and the varlen
+/// kernels of the 128 and 192/128 tiles spill (about 130 B stores / 200 B loads; tools/ci/compile_device.sh reports
+/// it as a known warning); the fixed-length kernels are unchanged (Varlen = false never writes `a`).
+__device__ __forceinline__ bool select_sequence(FwdArgs& a, int b, int m0) {
+  const int q0 = a.cu_seqlens_q[b], q1 = a.cu_seqlens_q[b + 1];
+  const int k0 = a.cu_seqlens_k[b], k1 = a.cu_seqlens_k[b + 1];
+  if (m0 >= q1 - q0 || q0 < 0 || k0 < 0 || k1 < k0 || q1 > a.total_q || k1 > a.total_k) return false;
+  a.q += static_cast<std::int64_t>(q0) * a.q_row_stride;
+  a.out += static_cast<std::int64_t>(q0) * a.o_row_stride;
+  a.k += static_cast<std::int64_t>(k0) * a.k_row_stride;
+  a.v += static_cast<std::int64_t>(k0) * a.v_row_stride;
+  if (a.lse != nullptr) a.lse += q0;
+  a.seqlen_q = q1 - q0;
+  a.seqlen_k = k1 - k0;
+  a.causal_offset = a.seqlen_k - a.seqlen_q;
+  return true;
+}
+#endif  // !ZYFA_PLATFORM_HOST
 
 }  // namespace zyfa::bf16

@@ -51,44 +51,38 @@ __device__ bool keys_have_nonfinite_v(const std::uint16_t* gv, std::int64_t row_
   const int n = (key_hi - key_lo) * DV;
 #pragma unroll 1
   for (int e = lane; e < n; e += Tile::kWarpThreads)
-    bad |= (gv[static_cast<std::int64_t>(key_lo + e / DV) * row_stride + e % DV] & 0x7F80u) + 0x80u;  // bit 15: Inf/NaN
-  return Tile::warp_any((bad & 0x8000u) != 0);
+    bad |= !__builtin_isfinite(__builtin_bit_cast(
+        float, static_cast<std::uint32_t>(gv[static_cast<std::int64_t>(key_lo + e / DV) * row_stride + e % DV]) << 16));
+  return Tile::warp_any(bad != 0);
 }
 
-/// For each output element (row, d) this thread wrote: adds the Inf/NaN values V[key][d] of the keys in
-/// [key_lo, the row's last visible key] (the tiles that crossed the diagonal, whose non-finite V elements were
-/// zeroed in shared memory before P.V), read again from global memory, to the stored bf16 output. p > 0 times +-Inf
+/// Adds to each stored output element (row, d) of the block (rows < rows_valid, bf16 at `go`) the Inf/NaN values
+/// V[key][d] of the keys in [key_lo, the row's last visible key] (the tiles that crossed the diagonal, whose
+/// non-finite V elements were zeroed in shared memory before P.V), read again from global memory. p > 0 times +-Inf
 /// is +-Inf and NaN stays NaN, so the element becomes what P.V would have given; rows that do not see a key never
-/// read it. Runs after the epilogue (the accumulators are dead: no register pressure on the key loop), only for
-/// blocks that met a non-finite V on the diagonal.
-template <class Tile, int DVReal, int R, int OC>
+/// read it. The block's threads split the elements; call after a barrier that follows the epilogue's stores. Runs
+/// only for blocks that met a non-finite V on the diagonal.
+template <int Threads, int DV>
 ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t o_row_stride, const std::uint16_t* gv,
                                         std::int64_t v_row_stride, int key_lo, int seqlen_k, int causal_offset,
-                                        int m0, int rows_valid, int warp, int lane) {
+                                        int m0, int rows_valid, int tid) {
 #pragma unroll 1
-  for (int r = 0; r < R; ++r) {
-    const int row = Tile::row_of(warp, lane, r);
-    if (row >= rows_valid) continue;
+  for (int e = tid; e < rows_valid * DV; e += Threads) {
+    const int row = e / DV, d = e % DV;
     const int last = imin_(seqlen_k - 1, m0 + row + causal_offset);
+    float add = 0.0f;
+    bool any = false;
 #pragma unroll 1
-    for (int i = 0; i < OC; ++i) {
-      const int d = Tile::col_of(lane, i);
-      if (d >= DVReal) continue;
-      float add = 0.0f;
-      bool any = false;
-#pragma unroll 1
-      for (int j = key_lo; j <= last; ++j) {
-        const std::uint16_t bits = gv[static_cast<std::int64_t>(j) * v_row_stride + d];
-        if ((((bits & 0x7F80u) + 0x80u) & 0x8000u) != 0) {  // Inf/NaN
-          add += __builtin_bit_cast(float, static_cast<std::uint32_t>(bits) << 16);
-          any = true;
-        }
+    for (int j = key_lo; j <= last; ++j) {
+      const float x = __builtin_bit_cast(float, static_cast<std::uint32_t>(gv[static_cast<std::int64_t>(j) * v_row_stride + d]) << 16);
+      if (!__builtin_isfinite(x)) {
+        add += x;
+        any = true;
       }
-      if (any) {
-        std::uint16_t* dst = go + static_cast<std::int64_t>(row) * o_row_stride + d;
-        const float out = __builtin_bit_cast(float, static_cast<std::uint32_t>(*dst) << 16) + add;
-        *dst = static_cast<std::uint16_t>(bf16_bits_rne(out));
-      }
+    }
+    if (any) {
+      std::uint16_t* dst = go + static_cast<std::int64_t>(row) * o_row_stride + d;
+      *dst = static_cast<std::uint16_t>(bf16_bits_rne(__builtin_bit_cast(float, static_cast<std::uint32_t>(*dst) << 16) + add));
     }
   }
 }
@@ -96,8 +90,11 @@ ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t
 /// The forward kernel for one KernelConfig. Launch (bf16::launch does it): grid = ceil(seqlen_q / BlockM) *
 /// batch * num_heads blocks in x (<= 2^31-1), Config::kThreads threads, Config::kSmemBytes bytes of dynamic
 /// shared memory (LDS). Reads q/k/v and writes out (and softmax_lse if non-null) as described by `a`.
-template <class Config>
-__global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) {
+/// Varlen = true: the variable-length kernel (FwdArgs::cu_seqlens_q/_k set): each block narrows its copy of the
+/// arguments to its sequence (select_sequence, fwd_args.hpp) and then runs exactly the fixed-length code on it.
+template <class Config, bool Varlen = false>
+__global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs args) {
+  FwdArgs a = args;  // Varlen: narrowed to the block's sequence below (fixed length: never written)
   using Tile = typename Config::Tile;
   constexpr int kBlockM = Config::kBlockM, kBlockN = Config::kBlockN;
   // Tile head dims (padded to multiples of 32) and the real ones: padding columns are zero-filled, never read.
@@ -121,14 +118,15 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
   const int m_block = a.num_m_blocks - 1 - bid / bh_count;
   const int b = bh / a.num_heads, h = bh % a.num_heads, hk = h / a.group_size;
   const int m0 = m_block * kBlockM;
+  if constexpr (Varlen)
+    if (!select_sequence(a, b, m0)) return;  // this block's sequence (fwd_args.hpp)
   const int rows_valid = imin_(kBlockM, a.seqlen_q - m0);
 
   const std::uint16_t* gq = a.q + b * a.q_batch_stride + h * a.q_head_stride + m0 * a.q_row_stride;
   const std::uint16_t* gk = a.k + b * a.k_batch_stride + hk * a.k_head_stride;
   const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
   std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride + m0 * a.o_row_stride;
-  float* glse = a.lse == nullptr ? nullptr
-                                 : a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q + m0;
+  float* glse = a.lse == nullptr ? nullptr : a.lse + b * a.lse_batch_stride + h * a.lse_head_stride + m0;
 
   float o[R][OC];
 #pragma unroll
@@ -137,6 +135,7 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
     for (int i = 0; i < OC; ++i) o[r][i] = 0.0f;
   OnlineSoftmax<Tile, R, Config::kSkipRescale> sm;
   sm.init();
+  bool v_nonfinite = false;  // a diagonal tile's V held Inf/NaN (block-uniform; where sync_threads_or exists)
 
   const int n_tiles = visible_key_tiles<kBlockM, kBlockN>(a, m0);
   if (n_tiles > 0) {
@@ -156,17 +155,10 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       const int tid_l = Tile::opaque(tid);
       Tile::wait_all();
       zyfa::dev::sync_threads();  // K[n] (and Q) visible; every warp is done with V[n+1]
-      // A tile crossing the causal diagonal holds keys some rows must not see: its V is copied with Inf/NaN
-      // replaced by 0 (P.V's MMA would turn 0 * Inf into NaN); the rows that do see them get them back after the
-      // loop (add_visible_nonfinite_v). Keys past seqlen_k are zero-filled by every copy.
-      const bool diag = a.causal && (n0 + kBlockN - 1 > m0 + a.causal_offset);
-      if (diag)
-        copy_tile_finite<kThreads, kBlockN, kDV, kDVReal>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
-                                                          a.v_row_stride, a.seqlen_k - n0, tid_l);
-      else
-        copy_tile<Tile, kThreads, kBlockN, kDV, kDVReal>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
-                                                         a.v_row_stride, a.seqlen_k - n0, tid_l);
+      copy_tile<Tile, kThreads, kBlockN, kDV, kDVReal>(sv, gv + static_cast<std::int64_t>(n0) * a.v_row_stride,
+                                                       a.v_row_stride, a.seqlen_k - n0, tid_l);
       Tile::commit();
+      const bool diag = a.causal && (n0 + kBlockN - 1 > m0 + a.causal_offset);
 
       float s[R][SC];
       Tile::qk(s, qf, sq, sk, warp, lane);
@@ -186,7 +178,18 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
       }
 
       Tile::wait_all();
-      zyfa::dev::sync_threads();  // V[n] visible; every warp is done with K[n]
+      // A tile crossing the causal diagonal holds keys some rows must not see: Inf/NaN in its V are replaced by 0
+      // (P.V's MMA would turn 0 * Inf into NaN) by the thread that copied them; the rows that do see them get them
+      // back after the loop (add_visible_nonfinite_v). Keys past seqlen_k are zero-filled by every copy.
+      if (diag) {
+        const bool v_bad = sanitize_own_chunks<kThreads, kBlockN, kDV>(sv, tid_l);
+        if constexpr (zyfa::dev::kHasSyncThreadsOr)
+          v_nonfinite |= zyfa::dev::sync_threads_or(v_bad);  // V[n] visible; every warp is done with K[n]
+        else
+          zyfa::dev::sync_threads();
+      } else {
+        zyfa::dev::sync_threads();  // V[n] visible; every warp is done with K[n]
+      }
       if (n > 0) {
         copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride,
                                                  a.k_row_stride, kBlockN, tid_l);
@@ -201,9 +204,16 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs a) 
   if (a.causal && n_tiles > 0) {
     const int first_diag = imax_(0, m0 + a.causal_offset + 1) / kBlockN;  // lowest tile crossing the diagonal
     const int key_lo = first_diag * kBlockN, key_hi = imin_(a.seqlen_k, n_tiles * kBlockN);
-    if (key_lo < key_hi && keys_have_nonfinite_v<Tile, kDVReal>(gv, a.v_row_stride, key_lo, key_hi, lane))
-      add_visible_nonfinite_v<Tile, kDVReal, R, OC>(go, a.o_row_stride, gv, a.v_row_stride, key_lo, a.seqlen_k,
-                                                    a.causal_offset, m0, rows_valid, warp, lane);
+    bool any;
+    if constexpr (zyfa::dev::kHasSyncThreadsOr)
+      any = v_nonfinite;
+    else  // no barrier-with-OR (AMD): every wave scans the diagonal tiles' V again
+      any = key_lo < key_hi && keys_have_nonfinite_v<Tile, kDVReal>(gv, a.v_row_stride, key_lo, key_hi, lane);
+    if (any) {  // block-uniform
+      zyfa::dev::sync_threads();  // every thread's output stores are visible
+      add_visible_nonfinite_v<kThreads, kDVReal>(go, a.o_row_stride, gv, a.v_row_stride, key_lo, a.seqlen_k,
+                                                 a.causal_offset, m0, rows_valid, tid);
+    }
   }
 }
 

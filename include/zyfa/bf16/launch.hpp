@@ -37,7 +37,7 @@ Status launch(const AttentionParams& params, rt::stream_t stream) {
                                std::to_string(params.seqlen_q) + ") / " + std::to_string(Config::kBlockM) +
                                ") blocks exceeds the grid limit 2^31-1");
   const FwdArgs args = make_fwd_args(params, Config::kBlockM);
-  auto kernel = fwd_kernel<Config>;
+  auto kernel = args.cu_seqlens_q != nullptr ? fwd_kernel<Config, true> : fwd_kernel<Config, false>;
   // Opt into > 48 KiB of dynamic shared memory on every launch (as FlashAttention does): the attribute belongs to
   // the current device's context, so a once-per-process opt-in would miss a second GPU. It is a cheap host call.
   const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Config::kSmemBytes);

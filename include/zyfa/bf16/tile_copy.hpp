@@ -10,6 +10,10 @@
 #include "../platform/platform.hpp"
 #include "smem_layout.hpp"
 
+#if ZYFA_PLATFORM_CUDA
+#include "../arch/sm90.hpp"
+#endif
+
 namespace zyfa::bf16 {
 
 /// Copies rows [0, Rows) of the bf16 tile at `gmem` (row stride `row_stride` elements, 16-byte aligned rows)
@@ -36,34 +40,52 @@ __device__ __forceinline__ void copy_tile(std::uint16_t* smem, const std::uint16
   }
 }
 
-/// As copy_tile, synchronously through registers, with every Inf/NaN bf16 element replaced by +0 (the V tiles that
-/// cross the causal diagonal: fwd_kernel.hpp). Visible to other threads after the next barrier.
-template <int Threads, int Rows, int Cols, int ColsValid = Cols>
-__device__ __forceinline__ void copy_tile_finite(std::uint16_t* smem, const std::uint16_t* gmem,
-                                                 std::int64_t row_stride, int rows_valid, int tid) {
+/// After this thread's copy_tile of the same tile has landed (Tile::wait_all): replaces every Inf/NaN bf16 element
+/// of the chunks THIS thread copied by +0, in place, and returns whether it found one. Needs no barrier (each thread
+/// touches only what it wrote); other threads see the result after the next barrier. Used on the V tiles that cross
+/// the causal diagonal (fwd_kernel.hpp).
+template <int Threads, int Rows, int Cols>
+__device__ __forceinline__ bool sanitize_own_chunks(std::uint16_t* smem, int tid) {
   using Layout = SwizzledTile<Rows, Cols>;
   constexpr int kChunks = Rows * Layout::kChunks;
-#pragma unroll 1
-  for (int idx = tid; idx < kChunks; idx += Threads) {
-    const int row = idx / Layout::kChunks;
-    const int col = (idx % Layout::kChunks) * 8;
-    std::uint32_t w[4] = {0u, 0u, 0u, 0u};
-    if (row < rows_valid && (ColsValid == Cols || col < ColsValid)) {
-      const std::uint32_t* src = reinterpret_cast<const std::uint32_t*>(gmem + static_cast<std::int64_t>(row) * row_stride + col);
+  constexpr int kIters = (kChunks + Threads - 1) / Threads;
+  // When every thread keeps its chunk column and steps by a multiple of the swizzle group in rows, its chunks are
+  // one base offset plus a constant stride: compile-time offsets, loads issued back to back (the built-in tiles).
+  constexpr bool kStrided = kChunks % Threads == 0 && Threads % Layout::kChunks == 0 &&
+                            (Threads / Layout::kChunks) % Layout::kGroup == 0;
+  constexpr int kStride = kStrided ? (Threads / Layout::kChunks) * Cols : 0;  // elements between a thread's chunks
+  const int base = Layout::offset(tid / Layout::kChunks, (tid % Layout::kChunks) * 8);
+  bool found = false;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) w[k] = src[k];
-    }
+  for (int it = 0; it < kIters; ++it) {
+    const int idx = it * Threads + tid;
+    if (kChunks % Threads != 0 && idx >= kChunks) break;
+    std::uint32_t* w = reinterpret_cast<std::uint32_t*>(
+        smem + (kStrided ? base + it * kStride : Layout::offset(idx / Layout::kChunks, (idx % Layout::kChunks) * 8)));
+#if ZYFA_PLATFORM_CUDA
+    // Fast test first (the common case is all finite), one packed bf16 FMA per word: acc = x * 0 + acc stays +-0
+    // while every x is finite and becomes NaN at the first Inf/NaN.
+    const uint4 c = *reinterpret_cast<const uint4*>(w);  // one 16-byte shared-memory read
+    std::uint32_t acc = arch::sm90::fma_bf16x2(c.x, 0u, 0u);
+    acc = arch::sm90::fma_bf16x2(c.y, 0u, acc);
+    acc = arch::sm90::fma_bf16x2(c.z, 0u, acc);
+    acc = arch::sm90::fma_bf16x2(c.w, 0u, acc);
+    if ((acc & 0x7FFF7FFFu) == 0) continue;
+#endif
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      // Per bf16 half: exponent all ones (Inf/NaN) -> +0. Adding 0x80 to the exponent field carries into bit 15
-      // exactly when it is all ones (no carry crosses the halves): integer arithmetic, no compares.
-      const std::uint32_t bad = ((w[k] & 0x7F807F80u) + 0x00800080u) & 0x80008000u;
-      w[k] &= ~((bad >> 15) * 0xFFFFu);
+      // Per bf16 half, tested as the fp32 number it is the top of (on AMD, 16-bit integer tests compile to
+      // SDWA/packed-u16 forms that zyfa's gfx950 emulator does not model).
+      const std::uint32_t x = w[k];
+      const float lo = __builtin_bit_cast(float, x << 16), hi = __builtin_bit_cast(float, x & 0xFFFF0000u);
+      const std::uint32_t keep = (__builtin_isfinite(lo) ? 0x0000FFFFu : 0u) | (__builtin_isfinite(hi) ? 0xFFFF0000u : 0u);
+      if (keep != 0xFFFFFFFFu) {
+        w[k] = x & keep;
+        found = true;
+      }
     }
-    std::uint32_t* dst = reinterpret_cast<std::uint32_t*>(smem + Layout::offset(row, col));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) dst[k] = w[k];
   }
+  return found;
 }
 
 }  // namespace zyfa::bf16

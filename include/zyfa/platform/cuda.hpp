@@ -38,6 +38,9 @@ __device__ __forceinline__ unsigned block_idx_y() { return blockIdx.y; }
 __device__ __forceinline__ unsigned block_idx_z() { return blockIdx.z; }
 /// Block-wide barrier with shared-memory ordering (__syncthreads).
 __device__ __forceinline__ void sync_threads() { __syncthreads(); }
+/// Block-wide barrier that also returns whether `pred` held in any thread (__syncthreads_or: bar.red.or).
+inline constexpr bool kHasSyncThreadsOr = true;
+__device__ __forceinline__ bool sync_threads_or(bool pred) { return __syncthreads_or(pred) != 0; }
 /// 2^x in fp32: CUDA's exp2f (max 2 ulp error, CUDA C++ Programming Guide, "Mathematical Functions").
 __device__ __forceinline__ float exp2f_fast(float x) { return exp2f(x); }
 /// log2(x) in fp32 (base 2, not ln): CUDA's approximate intrinsic __log2f (CUDA C++ Programming Guide,

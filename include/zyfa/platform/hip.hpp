@@ -45,6 +45,15 @@ __device__ __forceinline__ void sync_threads() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+/// No barrier-with-reduction on AMD without ROCm's device library (zyfa's code objects do not link it): kernels
+/// that need a block-wide OR use another way when this is false.
+inline constexpr bool kHasSyncThreadsOr = false;
+/// Declared so that code under `if constexpr (kHasSyncThreadsOr)` compiles; instantiating it is a compile error.
+template <class Bool>
+__device__ bool sync_threads_or(Bool) {
+  static_assert(sizeof(Bool) == 0, "zyfa: sync_threads_or is not available on AMD (kHasSyncThreadsOr)");
+  return false;
+}
 /// 2^x in fp32 (v_exp_f32: base 2, approximate, not correctly rounded).
 __device__ __forceinline__ float exp2f_fast(float x) { return __builtin_amdgcn_exp2f(x); }
 /// log2(x) in fp32 (v_log_f32: base 2 despite the builtin's name, approximate).

@@ -4,11 +4,19 @@
 //   ZYFA_PLATFORM_HIP   compiling HIP for AMD (clang with __HIP_PLATFORM_AMD__ or __HIP__)
 //   ZYFA_PLATFORM_CUDA  compiling with nvcc / clang-cuda (__CUDACC__)
 //   ZYFA_PLATFORM_HOST  plain C++ compiler: only the host executable specification is available
-// Every other zyfa header includes this one and never re-derives the vendor.
+// Every zyfa header that needs C++17 or the vendor includes this one first and never re-derives the vendor.
 // ZYFA_DEVICE_PASS is 1 while a device compilation pass is running (kernels' bodies see it).
 // ZYFA_HOST_DEVICE / ZYFA_DEVICE / ZYFA_GLOBAL expand to __host__ __device__ / __device__ / __global__ on the
 // GPU platforms and to nothing on ZYFA_PLATFORM_HOST, so numeric/ helpers compile in plain C++ too.
 #pragma once
+
+// zyfa needs C++17 (std::optional, inline variables, if constexpr). Checked here, before anything else, so that an
+// older standard stops with this message first rather than a cascade from the headers that follow. MSVC reports its
+// standard in _MSVC_LANG (its __cplusplus stays 199711L without /Zc:__cplusplus).
+#if (defined(_MSVC_LANG) && _MSVC_LANG < 201703L) || \
+    (!defined(_MSVC_LANG) && (!defined(__cplusplus) || __cplusplus < 201703L))
+#error "zyfa needs C++17: compile with -std=c++17 (MSVC: /std:c++17); CMake targets that link zyfa::zyfa get it"
+#endif
 
 #if defined(__HIP_PLATFORM_AMD__) || (defined(__HIP__) && !defined(__CUDACC__))
 #define ZYFA_PLATFORM_HIP 1

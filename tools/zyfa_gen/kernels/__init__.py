@@ -1,4 +1,6 @@
-"""Kernel modules of the generator. Each exposes ``build() -> KernelSpec``; ALL lists them for gen_asm.py."""
+"""Kernel modules of the generator. Each exposes ``CONFIGS`` (a list of configurations, each with a ``name``)
+and ``build(cfg) -> KernelSpec``; ALL maps every generated kernel name to (module, config) for gen_asm.py and
+the generated dispatch table."""
 from . import qk_block_fp8
 
-ALL = {"zyfa_fp8_qk_block_32x128": qk_block_fp8}
+ALL = {cfg.name: (qk_block_fp8, cfg) for cfg in qk_block_fp8.CONFIGS}

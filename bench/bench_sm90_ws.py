@@ -1,0 +1,146 @@
+"""BF16 forward attention on the H200: zyfa's sm_90a pipeline and its mma.sync kernel vs PyTorch SDPA (flash,
+cuDNN) and FlashAttention-3 (the `fa3-fwd==0.0.3` wheel, when importable), one process, the same torch tensors.
+
+zyfa is called through bench/zyfa_capi.cu (a shared library loaded with ctypes; built by bench/build_sm90_ws.sh), so
+no torch extension is compiled on the GPU machine. Method as bench/bench_h200.py: 16K tokens in total
+(batch = 16384 // seqlen), num_heads = 2048 // head_dim_v (16 for 192/128), N(0,1) bf16 BSHD inputs (SDPA gets the
+BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls;
+TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
+    python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out DIR [--dims 128,128 ...] [--seqlens ...]
+Writes DIR/results.csv (bench/results.csv columns; impl zyfa_sm90a, zyfa_mma, sdpa_flash, sdpa_cudnn, fa3).
+"""
+import argparse
+import csv
+import ctypes
+import datetime
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
+           "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
+
+
+def time_ms(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+class Zyfa:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.zyfa_capi_fwd.restype = ctypes.c_int
+        self.err = ctypes.create_string_buffer(512)
+
+    @staticmethod
+    def _arr(vals):
+        return (ctypes.c_int64 * 4)(*vals)
+
+    def __call__(self, impl, q, k, v, out, lse, causal):
+        args = []
+        for t in (q, k, v, out):
+            args += [ctypes.c_void_p(t.data_ptr()), self._arr(t.shape), self._arr(t.stride())]
+        lse_p = ctypes.c_void_p(lse.data_ptr()) if lse is not None else ctypes.c_void_p(0)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        rc = self.lib.zyfa_capi_fwd(ctypes.c_int(impl), *args, lse_p, ctypes.c_int(int(causal)), stream, self.err,
+                                    ctypes.c_int(512))
+        if rc != 0:
+            raise RuntimeError(self.err.value.decode())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--dims", nargs="*", default=["128,128"])
+    ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
+    ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
+    ap.add_argument("--schedules", action="store_true",
+                    help="causal shapes: also the sm_90a kernel's snake order and one-CTA-per-tile grid")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    zy = Zyfa(args.lib)
+    try:
+        import fa3_fwd_interface as fa3
+        fa3_fn = fa3.flash_attn_func
+    except Exception as e:  # noqa: BLE001
+        print("FA3 not importable:", str(e).splitlines()[0][:200])
+        fa3_fn = None
+    dev = torch.cuda.get_device_name(0)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    rows = []
+    for dd in args.dims:
+        dqk, dv = (int(x) for x in dd.split(","))
+        heads = 16 if dqk != dv else 2048 // dv
+        for causal in (True, False):
+            for s in args.seqlens:
+                b = max(1, 16384 // s)
+                torch.manual_seed(s + dqk)
+                q = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+                k = torch.randn(b, s, heads, dqk, device="cuda", dtype=torch.bfloat16)
+                v = torch.randn(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+                out = torch.empty(b, s, heads, dv, device="cuda", dtype=torch.bfloat16)
+                out_mma = torch.empty_like(out)
+                lse = torch.empty(b, heads, s, device="cuda", dtype=torch.float32)
+                flop = 4.0 * b * heads * s * s * (dqk + dv) / 2 / (2 if causal else 1)
+                qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+                impls = {"zyfa_sm90a": lambda: zy(0, q, k, v, out, lse, causal)}
+                if not args.no_mma:
+                    impls["zyfa_mma"] = lambda: zy(1, q, k, v, out_mma, lse, causal)
+                if args.schedules and causal:
+                    impls["zyfa_sm90a_snake"] = lambda: zy(2, q, k, v, out_mma, lse, causal)
+                    impls["zyfa_sm90a_tilegrid"] = lambda: zy(3, q, k, v, out_mma, lse, causal)
+                for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
+                                      ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+                    def run(backend=backend):
+                        with sdpa_kernel(backend):
+                            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                    impls[name] = run
+                if fa3_fn is not None:
+                    impls["fa3"] = lambda: fa3_fn(q, k, v, causal=causal)
+                res = {}
+                ref = None
+                for name, fn in impls.items():
+                    try:
+                        ms = time_ms(fn, args.reps)
+                    except Exception as e:  # noqa: BLE001  (a backend without this shape)
+                        print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported "
+                              f"({str(e).splitlines()[0][:120]})", flush=True)
+                        continue
+                    if name.startswith("sdpa") and ref is None:
+                        ref = fn().transpose(1, 2)
+                    res[name] = flop / ms / 1e9
+                    rows.append(dict(date=date, device=dev, impl=name, dtype="bf16", head_dim_qk=dqk, head_dim_v=dv,
+                                     causal=int(causal), batch=b, num_heads=heads, num_heads_k=heads, seqlen_q=s,
+                                     seqlen_k=s, median_ms=f"{ms:.4f}", tflops=f"{flop / ms / 1e9:.1f}"))
+                zy(0, q, k, v, out, lse, causal)
+                torch.cuda.synchronize()
+                diff = (out.float() - ref.float()).abs().max().item() if ref is not None else float("nan")
+                line = " ".join(f"{n}={t:.1f}" for n, t in res.items())
+                print(f"d=({dqk},{dv}) causal={int(causal)} s={s:5d} b={b:2d} h={heads}: {line}  "
+                      f"max|zyfa_sm90a-sdpa|={diff:.3g}", flush=True)
+                del q, k, v, out, out_mma, lse, qt, kt, vt
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+// zyfa/bf16/sm90/config_ws.hpp -- compile-time configuration of the sm_90a warp-specialized BF16 forward kernel
+// (bf16/sm90/fwd_kernel_ws.hpp): head dims, tile sizes, shared-memory layout (all sizes in bytes unless named
+// otherwise), register split.
+//
+// The FlashAttention-3 tile shapes (Shah et al. 2024, arXiv:2407.08608; FA3 hopper/tile_size.h): 128 query rows per
+// block as two consumer warpgroups of 64 rows, BlockN keys per K/V tile, 2 K and 2 V stages, 1 producer warpgroup.
+#pragma once
+#include "../../arch/target.hpp"
+
+namespace zyfa::bf16::sm90ws {
+
+/// DQK, DV: head dims (elements), multiples of 64 (one 128-byte swizzle box = 64 bf16 columns), DV <= DQK (the
+/// output tile of a warpgroup is staged in its own, dead, part of the Q tile). BlockN: keys per tile (multiple of
+/// 16, <= 256: one wgmma N and one TMA box). Stages: K and V ring depth.
+template <int DQK, int DV, int BlockN, int Stages = 2>
+struct WsConfig {
+  static_assert(DQK % 64 == 0 && DV % 64 == 0, "WsConfig: head dims must be multiples of 64 (128-byte swizzle boxes).");
+  static_assert(DQK <= 256 && DV <= 256, "WsConfig: head dims up to 256 (one wgmma N for P.V).");
+  static_assert(DV <= DQK, "WsConfig: head_dim_v <= head_dim_qk (the O tile reuses the Q tile's shared memory).");
+  static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "WsConfig: BlockN must be a multiple of 16 in [16, 256].");
+  static_assert(Stages >= 2, "WsConfig: at least 2 K/V stages.");
+
+  static constexpr int kDQK = DQK, kDV = DV;
+  static constexpr int kBlockM = 128;  ///< query rows per block = 2 consumer warpgroups x 64
+  static constexpr int kBlockN = BlockN;
+  static constexpr int kStages = Stages;
+  static constexpr int kThreads = 384;  ///< warpgroup 0: producer (its warp 0 issues TMA); 1, 2: consumers
+  /// setmaxnreg split of the entry allocation (168 registers x 384 threads = 64,512): producer x 128 + consumers x
+  /// 256 must not exceed it, or setmaxnreg.inc waits forever. 40 / 232 (FlashAttention-3 uses 24 / 240; the
+  /// persistent producer needs more than 24 without spilling, and hd256 therefore takes BlockN 64, not 80).
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 256 <= 168 * 384, "WsConfig: register split over budget.");
+  /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
+  static constexpr bool kPersistent = true;
+  /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).
+  static constexpr int kScanUnroll = 4;
+  static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;    ///< 64-column (128-byte) swizzle boxes
+  static constexpr int kQBytes = kBlockM * DQK * 2;              ///< Q tile: kQBoxes boxes of kBlockM x 128 B
+  static constexpr int kKBytes = BlockN * DQK * 2;               ///< one K stage: kQBoxes boxes of BlockN x 128 B
+  static constexpr int kVBytes = BlockN * DV * 2;                ///< one V stage: kVBoxes boxes of BlockN x 128 B
+  static constexpr int kOBytes = kBlockM * DV * 2;  ///< O staging tile: kVBoxes boxes of kBlockM x 128 B
+  static constexpr int kQOff = 0;
+  static constexpr int kKOff = kQOff + kQBytes;
+  static constexpr int kVOff = kKOff + Stages * kKBytes;
+  /// The O staging tile gets its own buffer when it fits (then the next Q tile loads while the epilogue runs);
+  /// otherwise each consumer warpgroup stages O in its own, dead, rows of the Q tile.
+  static constexpr bool kOSeparate = kVOff + Stages * kVBytes + kOBytes + 256 + 1024 <= arch::kMaxSmemBytes;
+  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes : kQOff;
+  static constexpr int kBarOff = kVOff + Stages * kVBytes + (kOSeparate ? kOBytes : 0);  ///< mbarriers, flags (256 B)
+  /// Dynamic shared memory requested: the layout plus 1024 bytes to align the base to the swizzle atom.
+  static constexpr int kSmemBytes = kBarOff + 256 + 1024;
+  static_assert((BlockN * 128) % 1024 == 0, "WsConfig: BlockN must be a multiple of 8 (1024-byte aligned boxes).");
+  static_assert(kSmemBytes <= arch::kMaxSmemBytes, "WsConfig: the Q/K/V tiles do not fit 227 KB of shared memory.");
+};
+
+}  // namespace zyfa::bf16::sm90ws

@@ -1,0 +1,580 @@
+// zyfa/bf16/sm90/fwd_kernel_ws.hpp -- the sm_90a BF16 forward attention kernel: TMA + mbarrier pipeline, one
+// producer warpgroup and two consumer warpgroups (warp specialization with setmaxnreg), wgmma for S = Q.K^T (both
+// operands in shared memory) and O += P.V (P from registers), ping-pong of the consumer warpgroups and the softmax
+// of one key tile overlapped with the P.V of the previous one inside a warpgroup.
+//
+// Design: FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao 2024, arXiv:2407.08608): §3.1 producer /
+// consumer warp specialization and ping-pong scheduling, §3.2 intra-warpgroup overlap of softmax and GEMMs. The
+// instruction facts (descriptors, fragment layouts, proxy fences) are in arch/sm90_wgmma.hpp, arch/sm90_tma.hpp,
+// arch/sm90_mbarrier.hpp with their PTX ISA sections.
+//
+// Work tile = 128 query rows of one (batch, head); the grid is persistent (min(tiles, SMs) CTAs looping over tiles
+// in a static order, tile_coord). Warpgroup 0 is the producer: its warp 0 loads the Q tile of each work tile once
+// and the K and V tiles of the visible key range, last tile first, into a ring of Stages buffers (128-byte swizzle),
+// each completing on its `full` mbarrier; warps 1-3 exit after giving their registers back. Consumer warpgroup c
+// (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile (FA3 "fwd_step"):
+//   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
+//   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
+//   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
+// Masking, online softmax and the epilogue follow bf16/online_softmax.hpp and bf16/epilogue.hpp exactly (log2
+// domain with AttentionParams::scale_softmax_log2, empty rows out 0 / lse -inf, NaN rows NaN).
+// Keys past seqlen_k and query rows past seqlen_q are outside the tensor maps: TMA zero-fills them on load and
+// clips them on the output store. Inf/NaN in V at keys a row must not see (causal diagonal tiles): the producer
+// replaces non-finite V elements of diagonal tiles by 0 in shared memory before releasing the tile (0 * Inf would
+// be NaN in P.V) and raises a flag; the consumers then add the non-finite values of the keys each row does see back
+// into the output (read from global memory), as bf16/fwd_kernel.hpp's add_visible_nonfinite_v.
+// Memory: inputs and outputs only (no workspace); deterministic (fixed reduction order, no atomics).
+#pragma once
+#include <cstdint>
+
+#include "../../arch/sm90.hpp"
+#include "../../arch/sm90_mbarrier.hpp"
+#include "../../arch/sm90_tma.hpp"
+#include "../../arch/sm90_wgmma.hpp"
+#include "../../numeric/constants.hpp"
+#include "../../platform/platform.hpp"
+#include "config_ws.hpp"
+
+#if ZYFA_PLATFORM_CUDA
+
+namespace zyfa::bf16::sm90ws {
+
+/// Kernel arguments (one __grid_constant__ copy per launch). Tensor maps (arch/sm90_tma.hpp) of the BSHD tensors
+/// as 4-D {head_dim, seqlen, heads, batch}: q with boxes of 128 rows, o of 64 rows, k and v of BlockN rows, all
+/// 64-column boxes. `v` (bf16 bits) and its element strides: the non-finite add-back reads V from global memory;
+/// `out` and its strides: blocks that see no key write their zeros directly. lse: fp32 [batch, num_heads,
+/// seqlen_q], natural log, or nullptr.
+struct WsArgs {
+  CUtensorMap tm_q, tm_k, tm_v, tm_o;
+  const std::uint16_t* v;
+  std::uint16_t* out;
+  float* lse;
+  std::int64_t v_batch_stride, v_row_stride, v_head_stride;
+  std::int64_t o_batch_stride, o_row_stride, o_head_stride;
+  std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
+  int batch, seqlen_q, seqlen_k, num_heads, group_size;
+  int num_m_blocks;   ///< ceil(seqlen_q / 128)
+  int causal;         ///< 0 or 1
+  int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
+  float scale_log2;   ///< AttentionParams::scale_softmax_log2
+};
+
+/// 1 in the device pass that compiled the kernel body (sm_90a), else 0; read by the host before dispatching
+/// (launch_ws.hpp). One copy per translation unit.
+static __device__ int g_ws_body_compiled = ZYFA_SM90A_PASS;
+
+namespace detail {
+
+/// Shared-memory layout offsets of the barriers (bytes from Cfg::kBarOff; up to 4 stages).
+struct BarLayout {
+  static constexpr int kQFull = 0, kQEmpty = 8, kKFull = 16, kKEmpty = 16 + 8 * 4, kVFull = 16 + 16 * 4,
+                       kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4;  // kFlag: 2 ints
+};
+/// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1.
+constexpr int kSchedBar = 1, kEpiBar = 3;
+/// Arrivals on an `empty` barrier (K, V, Q) per phase: one per consumer warp (each after its own wgmma wait).
+constexpr int kEmptyArrivals = 8;
+
+#if ZYFA_SM90A_PASS
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+/// True if the bf16 bit pattern is Inf or NaN.
+__device__ __forceinline__ bool bf16_nonfinite(std::uint32_t bits) { return (bits & 0x7F80u) == 0x7F80u; }
+#endif
+
+/// Work tile t -> (m block, batch, head). Causal: the heaviest m blocks (the last ones) first over all heads
+/// (longest-processing-time order for the static round-robin of the persistent grid); with Snake, every odd round
+/// of gridDim.x tiles is taken in reverse, so that the CTA that got the heaviest tile of one round gets the lightest
+/// of the next. Non-causal: the m blocks of one (batch, head) consecutive, so that the CTAs running together share
+/// K and V in L2.
+struct TileCoord {
+  int m_block, b, h;
+};
+template <bool Snake>
+__device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t) {
+  const int bh_count = a.batch * a.num_heads;
+  int m_block, bh;
+  if (a.causal) {
+    if constexpr (Snake) {
+      const std::int64_t g = gridDim.x, round = t / g, first = round * g;
+      const std::int64_t len = a.num_blocks - first < g ? a.num_blocks - first : g;
+      if (round & 1) t = first + (len - 1 - (t - first));
+    }
+    m_block = a.num_m_blocks - 1 - static_cast<int>(t / bh_count);
+    bh = static_cast<int>(t % bh_count);
+  } else {
+    bh = static_cast<int>(t / a.num_m_blocks);
+    m_block = static_cast<int>(t % a.num_m_blocks);
+  }
+  return {m_block, bh / a.num_heads, bh % a.num_heads};
+}
+
+}  // namespace detail
+
+/// Key tiles visible to query rows [m0, m0 + 128) (as bf16::visible_key_tiles).
+template <int BlockN>
+__device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
+  int n_end = (a.seqlen_k + BlockN - 1) / BlockN;
+  if (a.causal) {
+    const std::int64_t last_key = static_cast<std::int64_t>(m0) + 127 + a.causal_offset;
+    if (last_key < 0) return 0;
+    const std::int64_t n_causal = last_key / BlockN + 1;
+    if (n_causal < n_end) n_end = static_cast<int>(n_causal);
+  }
+  return n_end;
+}
+
+/// The kernel (persistent). Launch (launch_ws.hpp): min(num_blocks, SM count) CTAs in x (or num_blocks CTAs:
+/// WsSchedule::tile_grid_long_causal), each looping over work tiles t = blockIdx.x, + gridDim.x, ...; Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory; only on
+/// sm_90a devices and only when g_ws_body_compiled. The K/V ring, the Q buffer and the ping-pong order carry over
+/// from one tile to the next, so the producer loads the next tile's Q, K, V while the consumers finish the current
+/// one and store it.
+/// Snake: the causal tile order of tile_coord (WsSchedule::persistent_snake).
+template <class Cfg, bool Snake = false>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_constant__ WsArgs a) {
+#if ZYFA_SM90A_PASS
+  using namespace arch::sm90;
+  using B = detail::BarLayout;
+  constexpr int BN = Cfg::kBlockN, DQK = Cfg::kDQK, DV = Cfg::kDV, kStages = Cfg::kStages;
+  constexpr int kSRegs = BN / 2, kORegs = DV / 2, kPRegs = BN / 4;
+  static_assert(kStages <= 4, "fwd_kernel_ws: BarLayout holds up to 4 stages.");
+
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw = smem_addr(smem_raw);
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  unsigned char* const base_ptr = smem_raw + (base - raw);
+  const std::uint32_t sQ = base + Cfg::kQOff, sK = base + Cfg::kKOff, sV = base + Cfg::kVOff, sO = base + Cfg::kOOff;
+  const std::uint32_t bars = base + Cfg::kBarOff;
+  volatile int* const fix_flags = reinterpret_cast<volatile int*>(base_ptr + Cfg::kBarOff + B::kFlag);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warpgroup = tid / 128;
+
+  if (tid == 0) {
+    mbarrier_init(bars + B::kQFull, 1);
+    mbarrier_init(bars + B::kQEmpty, detail::kEmptyArrivals);
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(bars + B::kKFull + 8 * s, 1);
+      mbarrier_init(bars + B::kKEmpty + 8 * s, detail::kEmptyArrivals);
+      mbarrier_init(bars + B::kVFull + 8 * s, 1);
+      mbarrier_init(bars + B::kVEmpty + 8 * s, detail::kEmptyArrivals);
+    }
+    mbarrier_init(bars + B::kVFix, 1);
+    fix_flags[0] = 0;
+    fix_flags[1] = 0;
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------- producer (warp 0) ----------------
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (tid >= 32) return;
+    const int lane = tid;
+    if (lane == 0) {
+      tma_prefetch(&a.tm_q);
+      tma_prefetch(&a.tm_k);
+      tma_prefetch(&a.tm_v);
+      tma_prefetch(&a.tm_o);
+    }
+    int kq = 0;              // keyed tiles (tiles with visible keys) loaded so far
+    std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
+#pragma unroll 1
+    for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
+      const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
+      const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+      const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
+      if (n_tiles == 0) continue;
+      // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
+      // epilogue). The V-fix flag of this keyed tile's parity is free again then.
+      mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
+      if (lane == 0) {
+        fix_flags[kq & 1] = 0;
+        mbarrier_arrive_expect_tx(bars + B::kQFull, Cfg::kQBytes);
+#pragma unroll
+        for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
+          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, bars + B::kQFull, 64 * bx, m0, h, b);
+      }
+      const int first_diag_key = a.causal ? m0 + a.causal_offset + 1 : 0x7FFFFFFF;  // first key row 0 must not see
+      bool any_fixed = false;
+#pragma unroll 1
+      for (int i = 0; i <= n_tiles; ++i) {
+        if (i < n_tiles) {  // K of tile i (key tiles from the last visible one down)
+          const int n = n_tiles - 1 - i, s = static_cast<int>(kc % kStages);
+          const std::uint32_t ph = (kc / kStages) & 1;
+          ++kc;
+          mbarrier_wait(bars + B::kKEmpty + 8 * s, ph ^ 1);
+          if (lane == 0) {
+            mbarrier_arrive_expect_tx(bars + B::kKFull + 8 * s, Cfg::kKBytes);
+#pragma unroll
+            for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
+              tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx, n * BN,
+                          hk, b);
+          }
+        }
+        if (i > 0) {  // V of tile i - 1 (P.V runs one tile behind S)
+          const int n = n_tiles - i, s = static_cast<int>(vc % kStages);
+          const std::uint32_t ph = (vc / kStages) & 1;
+          ++vc;
+          mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
+          const std::uint32_t dst = sV + s * Cfg::kVBytes;
+          const bool diag = n * BN + BN - 1 >= first_diag_key;
+          if (!diag) {
+            if (lane == 0) {
+              mbarrier_arrive_expect_tx(bars + B::kVFull + 8 * s, Cfg::kVBytes);
+#pragma unroll
+              for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
+                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFull + 8 * s, 64 * bx, n * BN, hk, b);
+            }
+          } else {
+            // A tile crossing the diagonal: land it on the private barrier, replace Inf/NaN by 0, then publish.
+            if (lane == 0) {
+              mbarrier_arrive_expect_tx(bars + B::kVFix, Cfg::kVBytes);
+#pragma unroll
+              for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
+                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFix, 64 * bx, n * BN, hk, b);
+            }
+            mbarrier_wait(bars + B::kVFix, fixes & 1);
+            ++fixes;
+            bool bad = false;
+#pragma unroll Cfg::kScanUnroll
+            for (int off = lane * 16; off < Cfg::kVBytes; off += 32 * 16) {
+              std::uint32_t w0, w1, w2, w3;
+              asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                           : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
+                           : "r"(dst + off));
+              std::uint32_t w[4] = {w0, w1, w2, w3};
+              bool here = false;
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                std::uint32_t keep = 0xFFFFFFFFu;
+                if (detail::bf16_nonfinite(w[q])) keep &= 0xFFFF0000u;
+                if (detail::bf16_nonfinite(w[q] >> 16)) keep &= 0x0000FFFFu;
+                here |= keep != 0xFFFFFFFFu;
+                w[q] &= keep;
+              }
+              if (here) {
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + off), "r"(w[0]), "r"(w[1]),
+                             "r"(w[2]), "r"(w[3])
+                             : "memory");
+                bad = true;
+              }
+            }
+            fence_proxy_async_shared();
+            const bool warp_bad = __any_sync(0xffffffffu, bad);
+            if (warp_bad && !any_fixed && lane == 0) fix_flags[kq & 1] = 1;
+            any_fixed |= warp_bad;
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(bars + B::kVFull + 8 * s);
+          }
+        }
+      }
+      ++kq;
+      if constexpr (!Cfg::kPersistent) break;
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int cw = warpgroup - 1;  // consumer warpgroup 0 / 1
+  const int wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
+  const int row0 = cw * 64 + 16 * warp + lane / 4;  // this thread's rows in the block: row0, row0 + 8
+  const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (1 - cw);
+  const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
+  const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each 128-row O staging box
+  const float scale = a.scale_log2;
+  if (cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
+
+  int kq = 0;
+  std::uint32_t kc = 0, vc = 0;
+  bool store_pending = false;  // thread wtid == 0: a TMA store of this warpgroup may still read o_base
+#pragma unroll 1
+  for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
+    const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
+    const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+    const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
+
+    float o[kORegs];
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o[i] = 0.0f;
+    float m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
+    float l[2] = {0.0f, 0.0f};
+    bool fixed = false;
+
+    if (n_tiles > 0) {
+      float s[kSRegs];
+      std::uint32_t p[kPRegs];
+
+      auto issue_s = [&](int stage) {
+        const std::uint32_t k_base = sK + stage * Cfg::kKBytes;
+#pragma unroll
+        for (int kb = 0; kb < DQK / 16; ++kb) {
+          const std::uint32_t qa = q_base + (kb / 4) * (128 * 128) + (kb % 4) * 32;
+          const std::uint32_t ka = k_base + (kb / 4) * (BN * 128) + (kb % 4) * 32;
+          WgmmaSS<BN>::mma(s, smem_desc_sw128(qa, 16, 1024), smem_desc_sw128(ka, 16, 1024), kb > 0 ? 1 : 0);
+        }
+      };
+      auto issue_pv = [&](int stage) {
+        const std::uint32_t v_base = sV + stage * Cfg::kVBytes;
+#pragma unroll
+        for (int kb = 0; kb < BN / 16; ++kb) {
+          const std::uint32_t frag[4] = {p[4 * kb], p[4 * kb + 1], p[4 * kb + 2], p[4 * kb + 3]};
+          WgmmaRS<DV>::mma(o, frag, smem_desc_sw128(v_base + kb * 16 * 128, BN * 128, 1024), 1);
+        }
+      };
+      // Masks keys > the row's last visible key (causal) and keys >= seqlen_k, for tiles that cross either.
+      auto mask = [&](int n) {
+        const int n0 = n * BN;
+        const bool tail = n0 + BN > a.seqlen_k;
+        const bool diag = a.causal && (n0 + BN - 1 > m0 + cw * 64 + a.causal_offset);
+        if (!(tail || diag)) return;
+        int limit[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int row = m0 + row0 + 8 * r;
+          const int lim = a.causal ? row + a.causal_offset : 0x7FFFFFFF;
+          limit[r] = (lim < a.seqlen_k - 1 ? lim : a.seqlen_k - 1) - n0;
+        }
+        const int c0 = 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < kSRegs; ++i)
+          if (c0 + 8 * (i / 4) + (i % 2) > limit[(i / 2) % 2]) s[i] = -__builtin_huge_valf();
+      };
+      // Online softmax of S (bf16/online_softmax.hpp): new row max, correction factors, S := exp2(S*scale - base).
+      auto softmax = [&](float (&corr)[2]) -> bool {
+        bool grew = false;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float part[4] = {m[r], s[2 * r], s[2 * r + 1], s[2 * r + 4]};
+#pragma unroll
+          for (int j = 0; j < kSRegs / 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int i = 4 * j + 2 * r + e;
+              if (i != 2 * r && i != 2 * r + 1 && i != 2 * r + 4)
+                part[(2 * j + e) % 4] = fmaxf(part[(2 * j + e) % 4], s[i]);
+            }
+          float mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+          mx = detail::quad_max(mx);
+          const float bse = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale;
+          corr[r] = arch::sm90::exp2(m[r] * scale - bse);
+          grew |= (mx != m[r]);
+          m[r] = mx;
+          float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+          for (int j = 0; j < kSRegs / 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int i = 4 * j + 2 * r + e;
+              const float pv = arch::sm90::exp2(fmaf(s[i], scale, -bse));
+              s[i] = pv;
+              sum[(2 * j + e) % 4] += pv;
+            }
+          l[r] = l[r] * corr[r] + ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+        }
+        return __any_sync(0xffffffffu, grew);
+      };
+      auto to_p = [&]() {
+#pragma unroll
+        for (int j = 0; j < kPRegs; ++j) p[j] = pack_bf16x2(s[2 * j], s[2 * j + 1]);
+      };
+      auto release = [&](std::uint32_t bar) {
+        if (lane == 0) mbarrier_arrive(bar);
+      };
+
+      mbarrier_wait(bars + B::kQFull, kq & 1);
+      // Tile 0 (the last visible key tile): S only.
+      {
+        const int ks = static_cast<int>(kc % kStages);
+        mbarrier_wait(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
+        ++kc;
+        named_barrier_sync(my_bar, 256);
+        fence_operand(s);
+        wgmma_fence();
+        issue_s(ks);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<0>();
+        fence_operand(s);
+        release(bars + B::kKEmpty + 8 * ks);
+        if (Cfg::kOSeparate && n_tiles == 1) release(bars + B::kQEmpty);  // last read of Q
+      }
+      mask(n_tiles - 1);
+      {
+        float corr[2];
+        softmax(corr);  // O is still 0: no rescale
+      }
+      to_p();
+
+#pragma unroll 1
+      for (int i = 1; i < n_tiles; ++i) {
+        const int n = n_tiles - 1 - i;
+        const int ks = static_cast<int>(kc % kStages), vs = static_cast<int>(vc % kStages);
+        const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
+        ++kc;
+        ++vc;
+        mbarrier_wait(bars + B::kKFull + 8 * ks, kph);
+        named_barrier_sync(my_bar, 256);
+        fence_operand(s);
+        fence_operand(o);
+        fence_operand(p);
+        wgmma_fence();
+        issue_s(ks);
+        wgmma_commit();
+        mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
+        wgmma_fence();  // ptxas wants one here too (C7519 otherwise)
+        issue_pv(vs);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<1>();
+        fence_operand(s);
+        release(bars + B::kKEmpty + 8 * ks);
+        if (Cfg::kOSeparate && i == n_tiles - 1) release(bars + B::kQEmpty);  // last read of Q
+        mask(n);
+        float corr[2];
+        const bool grew = softmax(corr);
+        wgmma_wait<0>();
+        fence_operand(o);
+        fence_operand(p);
+        release(bars + B::kVEmpty + 8 * vs);
+        if (grew) {
+#pragma unroll
+          for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
+        }
+        to_p();
+      }
+      {  // P.V of the last tile
+        const int vs = static_cast<int>(vc % kStages);
+        const std::uint32_t vph = (vc / kStages) & 1;
+        ++vc;
+        mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
+        named_barrier_sync(my_bar, 256);
+        fence_operand(o);
+        fence_operand(p);
+        wgmma_fence();
+        issue_pv(vs);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<0>();
+        fence_operand(o);
+        release(bars + B::kVEmpty + 8 * vs);
+      }
+      fixed = fix_flags[kq & 1] != 0;
+    }
+
+    // ---------------- epilogue (per consumer warpgroup) ----------------
+    float inv[2];
+    bool no_key[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      l[r] = detail::quad_sum(l[r]);
+      no_key[r] = l[r] == 0.0f;  // NaN l is not "no key": it must propagate
+      inv[r] = no_key[r] ? 0.0f : 1.0f / l[r];
+    }
+    if (a.lse != nullptr && lane % 4 == 0) {
+      float* lse = a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int grow = m0 + row0 + 8 * r;
+        if (grow < a.seqlen_q)
+          lse[grow] = no_key[r] ? -__builtin_huge_valf() : (m[r] * a.scale_log2 + __log2f(l[r])) * kLn2;
+      }
+    }
+    if (n_tiles == 0) {
+      // No key visible to the whole block: zeros, stored directly (the Q/O buffers may be in use by the producer).
+      std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride;
+#pragma unroll 1
+      for (int e = wtid; e < 64 * (DV / 8); e += 128) {
+        const int grow = m0 + cw * 64 + e / (DV / 8);
+        if (grow < a.seqlen_q)
+          *reinterpret_cast<uint4*>(go + grow * a.o_row_stride + (e % (DV / 8)) * 8) = make_uint4(0, 0, 0, 0);
+      }
+      continue;
+    }
+    // O (bf16) into this warpgroup's 64 rows of the staging tile, 128-byte swizzled, then one TMA store per
+    // 64-column box; the store clips rows >= seqlen_q. The previous tile's store must have read the buffer.
+    if (wtid == 0 && store_pending) tma_store_wait_read();
+    named_barrier_sync(detail::kEpiBar + cw, 128);
+#pragma unroll
+    for (int j = 0; j < DV / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = 16 * warp + lane / 4 + 8 * r;  // within the warpgroup's 64 rows
+        const int chunk = j % 8;
+        const std::uint32_t addr =
+            o_base + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
+        const std::uint32_t v = pack_bf16x2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+      }
+    if (fixed) {
+      // Cold path: non-finite V values of the diagonal tiles that a row does see, added back (bf16 result).
+      named_barrier_sync(detail::kEpiBar + cw, 128);
+      const int first_diag = (m0 + a.causal_offset + 1 > 0 ? m0 + a.causal_offset + 1 : 0) / BN;
+      const int key_lo = first_diag * BN;
+      const int key_hi = a.seqlen_k < n_tiles * BN ? a.seqlen_k : n_tiles * BN;
+      const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
+#pragma unroll 1
+      for (int e = wtid; e < 64 * DV; e += 128) {
+        const int row = e / DV, c = e % DV;
+        const int grow = m0 + cw * 64 + row;
+        if (grow >= a.seqlen_q) continue;
+        int last = grow + a.causal_offset;
+        if (last > key_hi - 1) last = key_hi - 1;
+        float add = 0.0f;
+        bool any = false;
+#pragma unroll 1
+        for (int key = key_lo; key <= last; ++key) {
+          const std::uint16_t bits = gv[static_cast<std::int64_t>(key) * a.v_row_stride + c];
+          if (detail::bf16_nonfinite(bits)) {
+            add += __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
+            any = true;
+          }
+        }
+        if (any) {
+          const std::uint32_t addr =
+              o_base + (c / 64) * (128 * 128) + row * 128 + ((((c % 64) / 8) ^ (row % 8)) * 16) + (c % 8) * 2;
+          unsigned short cur;
+          asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(cur) : "r"(addr));
+          const float val = __uint_as_float(static_cast<std::uint32_t>(cur) << 16) + add;
+          const std::uint32_t u = __float_as_uint(val);
+          const unsigned short nb = static_cast<unsigned short>(
+              (u & 0x7FFFFFFFu) > 0x7F800000u ? ((u >> 16) | 0x40u) : ((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16));
+          asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "h"(nb) : "memory");
+        }
+      }
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(detail::kEpiBar + cw, 128);
+    if (wtid == 0) {
+#pragma unroll
+      for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
+        tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, m0 + cw * 64, h, b);
+      tma_store_commit();
+      store_pending = true;
+    }
+    if constexpr (!Cfg::kOSeparate) {
+      // O was staged in the Q buffer: release it once the store has read it.
+      if (wtid == 0) {
+        tma_store_wait_read();
+        store_pending = false;
+      }
+      named_barrier_sync(detail::kEpiBar + cw, 128);
+      if (lane == 0) mbarrier_arrive(bars + B::kQEmpty);
+    }
+    ++kq;
+    if constexpr (!Cfg::kPersistent) break;
+  }
+  if (wtid == 0 && store_pending) tma_store_wait_read();
+#endif  // ZYFA_SM90A_PASS
+}
+
+}  // namespace zyfa::bf16::sm90ws
+
+#endif  // ZYFA_PLATFORM_CUDA

@@ -1,0 +1,157 @@
+// zyfa/bf16/sm90/launch_ws.hpp -- host side of the sm_90a warp-specialized BF16 kernel: the built-in tile table,
+// tensor maps, the applicability check and the launch.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "../../params.hpp"
+#include "../../platform/platform.hpp"
+#include "../../status.hpp"
+#include "config_ws.hpp"
+#include "fwd_kernel_ws.hpp"
+
+#if ZYFA_PLATFORM_CUDA
+
+namespace zyfa::bf16::sm90ws {
+
+/// How work tiles reach CTAs. `persistent` (the default; what flash_attn_func uses and the H200 suite tested):
+/// min(tiles, SMs) CTAs, static round-robin, causal heaviest first. The other two address the causal imbalance that
+/// ncu shows (8% idle SM cycles at hd128 causal 8K, docs/sm90-wgmma.md) and are not yet measured with this kernel:
+/// `persistent_snake` reverses every other round; `tile_grid_long_causal` launches one CTA per tile when causal and
+/// seqlen_q > 4096 (the hardware then balances dynamically; the same kernel code, each CTA's loop runs once).
+enum class WsSchedule { persistent, persistent_snake, tile_grid_long_causal };
+
+/// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
+/// warpgroups everywhere): BlockN 128 for head dims up to 192, 80 for 256 (224 KB of shared memory).
+template <int DQK, int DV, bool Causal>
+struct WsTile {
+  using type = WsConfig<DQK, DV, (DQK > 192 ? 64 : 128)>;
+};
+
+/// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
+/// kernel body compiled for sm_90a (g_ws_body_compiled, read once per device with cudaMemcpyFromSymbol, which
+/// synchronizes: make the first call outside stream capture). Host function; never fails loudly (false on any
+/// runtime error).
+/// `*sm_count` receives the device's multiprocessor count (the persistent grid size).
+inline bool ws_device_ok(int* sm_count) {
+  static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
+  static int sms[64];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  if (dev < 64 && cache[dev] != 0) {
+    *sm_count = sms[dev];
+    return cache[dev] == 1;
+  }
+  int major = 0, minor = 0, compiled = 0;
+  bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
+            minor == 0;
+  if (ok) ok = cudaMemcpyFromSymbol(&compiled, g_ws_body_compiled, sizeof(int)) == cudaSuccess && compiled == 1;
+  int n = 0;
+  if (ok) ok = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0;
+  cudaGetLastError();  // clear a possible error of the probe
+  *sm_count = n;
+  if (dev < 64) {
+    sms[dev] = n;
+    cache[dev] = ok ? 1 : 2;
+  }
+  return ok;
+}
+
+/// True if TMA can address params' tensors: bf16, base addresses 16-byte aligned, every stride of q/k/v/out a
+/// multiple of 8 elements (16 bytes) and > 0, head dims multiples of 64, sizes below 2^31.
+inline bool ws_tensors_ok(const AttentionParams& p) {
+  if (p.qkv_dtype != DType::bf16 || p.out_dtype != DType::bf16) return false;
+  for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return false;
+  const std::int64_t strides[12] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
+                                    p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
+                                    p.v_head_stride,  p.out_batch_stride, p.out_row_stride, p.out_head_stride};
+  for (std::int64_t s : strides)
+    if (s <= 0 || s % 8 != 0 || s >= (std::int64_t{1} << 39)) return false;
+  return true;
+}
+
+/// Launches fwd_kernel_ws<Cfg> for validated params (make_params) with head dims (Cfg::kDQK, Cfg::kDV).
+/// `*launched` = false (and success) when this kernel does not apply (device, alignment, tensor-map encoding):
+/// the caller then runs the portable mma.sync kernel. A persistent configuration (Cfg::kPersistent) launches
+/// min(work tiles, SM count) CTAs and accepts any number of 128-row work tiles; otherwise one CTA per tile.
+/// Errors: StatusCode::unsupported when a non-persistent grid would exceed 2^31-1 blocks;
+/// StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
+template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
+Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+  *launched = false;
+  if (p.is_varlen()) return Status::success();  // no varlen in this kernel yet: the portable kernel runs it
+  int sm_count = 0;
+  if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok(&sm_count))
+    return Status::success();
+  const std::int64_t blocks = p.query_blocks(Cfg::kBlockM);
+  if (blocks <= 0) return Status::success();
+  bool persistent = Cfg::kPersistent;
+  if (Schedule == WsSchedule::tile_grid_long_causal && p.causal && p.seqlen_q > 32 * Cfg::kBlockM &&
+      blocks <= std::numeric_limits<std::int32_t>::max())
+    persistent = false;
+  if (!persistent && blocks > std::numeric_limits<std::int32_t>::max())
+    return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
+                               std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
+                               ") / 128) blocks exceeds the grid limit 2^31-1");
+  WsArgs a{};
+  using u64 = std::uint64_t;
+  auto enc = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds,
+                std::int64_t bt, std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
+    const u64 dims[4] = {static_cast<u64>(d), static_cast<u64>(s), static_cast<u64>(hds), static_cast<u64>(bt)};
+    const u64 strides[3] = {static_cast<u64>(rs) * 2, static_cast<u64>(hs) * 2, static_cast<u64>(bs) * 2};
+    return arch::sm90::encode_tensor_map_bf16_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
+  };
+  if (!enc(&a.tm_q, p.q, p.head_dim_qk, p.seqlen_q, p.num_heads, p.batch, p.q_row_stride, p.q_head_stride,
+           p.q_batch_stride, Cfg::kBlockM) ||
+      !enc(&a.tm_k, p.k, p.head_dim_qk, p.seqlen_k, p.num_heads_k, p.batch, p.k_row_stride, p.k_head_stride,
+           p.k_batch_stride, Cfg::kBlockN) ||
+      !enc(&a.tm_v, p.v, p.head_dim_v, p.seqlen_k, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
+           p.v_batch_stride, Cfg::kBlockN) ||
+      !enc(&a.tm_o, p.out, p.head_dim_v, p.seqlen_q, p.num_heads, p.batch, p.out_row_stride, p.out_head_stride,
+           p.out_batch_stride, 64))
+    return Status::success();  // not applicable: the portable kernel runs
+  a.v = static_cast<const std::uint16_t*>(p.v);
+  a.out = static_cast<std::uint16_t*>(p.out);
+  a.lse = p.softmax_lse;
+  a.v_batch_stride = p.v_batch_stride;
+  a.v_row_stride = p.v_row_stride;
+  a.v_head_stride = p.v_head_stride;
+  a.o_batch_stride = p.out_batch_stride;
+  a.o_row_stride = p.out_row_stride;
+  a.o_head_stride = p.out_head_stride;
+  a.num_blocks = blocks;
+  a.batch = static_cast<int>(p.batch);
+  a.seqlen_q = static_cast<int>(p.seqlen_q);
+  a.seqlen_k = static_cast<int>(p.seqlen_k);
+  a.num_heads = static_cast<int>(p.num_heads);
+  a.group_size = static_cast<int>(p.group_size());
+  a.num_m_blocks = static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+  a.causal = p.causal ? 1 : 0;
+  a.causal_offset = static_cast<int>(p.causal_offset());
+  a.scale_log2 = p.scale_softmax_log2;
+  auto kernel = fwd_kernel_ws<Cfg, Schedule == WsSchedule::persistent_snake>;
+  const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Cfg::kSmemBytes);
+  if (attr_err != rt::success)
+    return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
+                           std::to_string(Cfg::kSmemBytes) + " bytes failed: " + rt::error_string(attr_err));
+  const unsigned grid = static_cast<unsigned>(persistent && blocks > sm_count ? sm_count : blocks);
+  kernel<<<dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream>>>(a);
+  const rt::error_t err = rt::get_last_error();
+  if (err != rt::success) return Status::runtime(std::string("kernel launch failed: ") + rt::error_string(err));
+  *launched = true;
+  return Status::success();
+}
+
+/// Runs the built-in sm_90a kernel of (DQK, DV) when it applies (see launch_ws).
+template <int DQK, int DV, WsSchedule Schedule = WsSchedule::persistent>
+Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type, Schedule>(p, stream, launched)
+                  : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched);
+}
+
+}  // namespace zyfa::bf16::sm90ws
+
+#endif  // ZYFA_PLATFORM_CUDA
