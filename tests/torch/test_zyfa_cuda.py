@@ -61,7 +61,7 @@ def test_against_sdpa_and_fp64(dqk, dv, causal, b, sq, sk, h, hk):
     assert (lse.double()[fin] - lse64[fin]).abs().max().item() < 1e-4
     if causal and sq > sk:
         assert torch.all(out[:, : sq - sk] == 0) and torch.all(lse[:, :, : sq - sk] == -math.inf)
-    po, pl = zyfa._flash_attn_func_portable(q, k, v, causal=causal)  # the kernel varlen runs
+    po, pl = zyfa._flash_attn_func_portable(q, k, v, causal=causal)  # the portable mma.sync kernel
     torch.testing.assert_close(po.double(), ref64, atol=1e-2, rtol=1e-2)
     assert (pl.double()[fin] - lse64[fin]).abs().max().item() < 1e-4
 
@@ -102,15 +102,11 @@ def test_varlen_matches_per_sequence_calls_bit_for_bit(dqk, dv, causal):
         if k1 == k0:
             assert torch.all(out[q0:q1] == 0) and torch.all(lse[:, q0:q1] == -math.inf)
             continue
-        # the same (portable mma.sync) kernel on the sequence alone: bit for bit
-        o1, l1 = zyfa._flash_attn_func_portable(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal)
-        assert torch.equal(out[q0:q1], o1[0]), (b, lens[b])
-        assert torch.equal(lse[:, q0:q1], l1[0]), (b, lens[b])
-        # flash_attn_func (on the H200 the sm_90a wgmma kernel when TMA applies): equal within rounding
+        # flash_attn_func on the sequence alone (CUDA varlen runs one flash_attn_func per sequence): bit for bit
         o2, l2 = zyfa.flash_attn_func(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal,
                                       return_attn_probs=True)
-        torch.testing.assert_close(out[q0:q1].float(), o2[0].float(), atol=1.6e-2, rtol=1.6e-2)
-        torch.testing.assert_close(lse[:, q0:q1], l2[0], atol=1e-4, rtol=1e-5)
+        assert torch.equal(out[q0:q1], o2[0]), (b, lens[b])
+        assert torch.equal(lse[:, q0:q1], l2[0]), (b, lens[b])
 
 
 def test_varlen_host_and_gpu_agree():
