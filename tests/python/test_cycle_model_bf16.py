@@ -40,7 +40,9 @@ def bf16_trace(tmp_path, tile: str, seqlen_k: int, dqk: int, dv: int):
                 k_batch_stride=sk * dqk, k_row_stride=dqk, k_head_stride=dqk, v_batch_stride=sk * dv,
                 v_row_stride=dv, v_head_stride=dv, o_batch_stride=sq * dv, o_row_stride=dv, o_head_stride=dv,
                 batch=1, seqlen_q=sq, seqlen_k=sk, num_heads=1, group_size=1, num_m_blocks=1, causal=0,
-                causal_offset=sk - sq, scale_log2=float(np.float32(1.0 / np.sqrt(dqk)) * np.float32(1.4426950408889634)))
+                causal_offset=sk - sq, scale_log2=float(np.float32(1.0 / np.sqrt(dqk)) * np.float32(1.4426950408889634)),
+                lse_batch_stride=sq, lse_head_stride=sq,  # softmax_lse [1, 1, sq]
+                cu_seqlens_q=0, cu_seqlens_k=0, total_q=0, total_k=0)  # fixed length
     streams: dict = {}
     mach.trace = lambda w, ins: streams.setdefault(w.wave_id, []).append(ins)
     mach.launch(name, grid=(1, 1, 1), block=(threads, 1, 1), kernarg=attn.pack_args(layout, vals), dynamic_lds=smem)

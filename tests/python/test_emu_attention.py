@@ -21,7 +21,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIELDS = ["q", "k", "v", "out", "lse", "q_batch_stride", "q_row_stride", "q_head_stride", "k_batch_stride",
           "k_row_stride", "k_head_stride", "v_batch_stride", "v_row_stride", "v_head_stride", "o_batch_stride",
           "o_row_stride", "o_head_stride", "batch", "seqlen_q", "seqlen_k", "num_heads", "group_size",
-          "num_m_blocks", "causal", "causal_offset", "scale_log2"]
+          "num_m_blocks", "causal", "causal_offset", "scale_log2", "lse_batch_stride", "lse_head_stride",
+          "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k"]
 
 _LAYOUT_SRC = r"""
 #include <cstddef>
@@ -200,7 +201,9 @@ def run_case(kernel, case, poison_keys=(), poison_tail=0):
                 o_batch_stride=sq * h * dv, o_row_stride=h * dv, o_head_stride=dv,
                 batch=b, seqlen_q=sq, seqlen_k=sk, num_heads=h, group_size=h // hk, num_m_blocks=mb,
                 causal=int(causal), causal_offset=sk - sq,
-                scale_log2=float(np.float32(scale) * np.float32(1.4426950408889634)))  # params.hpp
+                scale_log2=float(np.float32(scale) * np.float32(1.4426950408889634)),  # params.hpp
+                lse_batch_stride=h * sq, lse_head_stride=sq,  # softmax_lse [b, h, sq]
+                cu_seqlens_q=0, cu_seqlens_k=0, total_q=0, total_k=0)  # fixed length (fwd_kernel<Config, false>)
     m.launch(names[(dqk, dv)], grid=(mb * b * h, 1, 1), block=(threads, 1, 1), kernarg=pack_args(layout, vals),
              dynamic_lds=smem)
     out = m.download(po, ml_dtypes.bfloat16, (b, sq, h, dv)).astype(np.float64)
