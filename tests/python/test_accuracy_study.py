@@ -2,10 +2,8 @@
 (sliding window, split-K) are right, the studies run on a small subset and keep their ordering, the model-level
 helpers (KL, AITER's routing) are right, and the README's FP8 table is the committed study output."""
 import json
-import math
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -105,3 +103,22 @@ def test_model_level_helpers():
     assert model_level.routed_aiter(cfg(4, 1, 256, glob=False), 0) == "aiter_ck"  # sliding window
     assert model_level.routed_aiter(cfg(32, 8, 128), 0) == "aiter_asm_hd128"
     assert model_level.routed_aiter(cfg(24, 8, 128), 0) == "aiter_ck"        # GQA ratio 3
+
+
+def test_readme_fp8_table_is_the_committed_study():
+    """Every zyfa / zyfa_v2 / peer number of the README's FP8 table is in docs/accuracy/layers.json (3 digits)."""
+    res = json.loads((ROOT / "docs" / "accuracy" / "layers.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    sec = readme[readme.index("## FP8 accuracy"):]
+    sec = sec[:sec.index("\n## ", 5)]
+    for name in study.LAYERS:
+        for r in ("zyfa", "zyfa_v2", study.AITER_ROUTE[name], "fa3"):
+            v = res[name][r]["rel_fro"]
+            mant, exp = f"{v:.2e}".split("e")
+            assert f"{mant}e{exp}" in sec, f"README lacks {name} {r} = {v:.2e}"
+    model = json.loads((ROOT / "docs" / "accuracy" / "model.json").read_text())
+    for short, rr in model.items():
+        if short.startswith("_"):
+            continue
+        for r, e in rr.items():
+            assert f"{e['mean_kl']:.2e}" in sec, f"README lacks model KL {short} {r}"
