@@ -15,8 +15,9 @@ template <zyfa::bf16::sm90ws::WsSchedule S>
 zyfa::Status ws_schedule(const zyfa::AttentionParams& p, cudaStream_t stream) {
   bool launched = false;
   zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
-#define ZYFA_CAPI_WS_(DQK, DV) \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+#define ZYFA_CAPI_WS_(DQK, DV)                    \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) \
+    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
   ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_WS_)
 #undef ZYFA_CAPI_WS_
   if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply");
@@ -39,8 +40,9 @@ zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stri
 
 /// impl 0: zyfa::flash_attn_func (the sm_90a kernel where it applies); impl 1: the mma.sync kernel
 /// (bf16::launch_builtin, no sm_90a pipeline); impl 2 / 3: the sm_90a kernel with WsSchedule::persistent_snake /
-/// tile_grid_long_causal (an error when it does not apply). q/k/v/out: bf16 BSHD device pointers with shapes and element strides
-/// (4 each); lse: fp32 [b, h, sq] or null. Returns 0, or 1 with zyfa's message in `err` (err_len bytes).
+/// tile_grid_long_causal (an error when it does not apply). q/k/v/out: bf16 BSHD device pointers with shapes and
+/// element strides (4 each); lse: fp32 [b, h, sq] or null. Returns 0, or 1 with zyfa's message in `err` (err_len
+/// bytes).
 extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const std::int64_t* qst, void* k,
                              const std::int64_t* ks, const std::int64_t* kst, void* v, const std::int64_t* vs,
                              const std::int64_t* vst, void* o, const std::int64_t* os, const std::int64_t* ost,
@@ -55,15 +57,17 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
     zyfa::AttentionParams p;
     s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);
     using zyfa::bf16::sm90ws::WsSchedule;
-    if (s) s = impl == 2 ? ws_schedule<WsSchedule::persistent_snake>(p, static_cast<cudaStream_t>(stream))
-                         : ws_schedule<WsSchedule::tile_grid_long_causal>(p, static_cast<cudaStream_t>(stream));
+    if (s)
+      s = impl == 2 ? ws_schedule<WsSchedule::persistent_snake>(p, static_cast<cudaStream_t>(stream))
+                    : ws_schedule<WsSchedule::tile_grid_long_causal>(p, static_cast<cudaStream_t>(stream));
   } else {
     zyfa::AttentionParams p;
     s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);
     if (s) {
       s = zyfa::Status::unsupported("head dims not built in");
-#define ZYFA_CAPI_MMA_(DQK, DV) \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::launch_builtin<DQK, DV>(p, static_cast<cudaStream_t>(stream));
+#define ZYFA_CAPI_MMA_(DQK, DV)                   \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) \
+    s = zyfa::bf16::launch_builtin<DQK, DV>(p, static_cast<cudaStream_t>(stream));
       ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_MMA_)
 #undef ZYFA_CAPI_MMA_
     }

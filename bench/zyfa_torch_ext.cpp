@@ -21,8 +21,8 @@ std::vector<int> zyfa_ext_variant_desc(int i);
 std::string zyfa_ext_forward_variant(int idx, void* q, const std::int64_t* q_shape, const std::int64_t* q_stride,
                                      void* k, const std::int64_t* k_shape, const std::int64_t* k_stride, void* v,
                                      const std::int64_t* v_shape, const std::int64_t* v_stride, void* out,
-                                     const std::int64_t* o_shape, const std::int64_t* o_stride, float* lse,
-                                     bool causal, std::int64_t stream);
+                                     const std::int64_t* o_shape, const std::int64_t* o_stride, float* lse, bool causal,
+                                     std::int64_t stream);
 
 /// q, k, v, out: CUDA bf16 tensors in BSHD order (any strides with a contiguous last dim); lse: fp32
 /// [b, h, sq] contiguous or None; stream: torch.cuda.current_stream().cuda_stream.
@@ -45,11 +45,11 @@ void forward_impl(int variant, torch::Tensor q, torch::Tensor k, torch::Tensor v
       st[i][d] = ts[i]->stride(d);
     }
   const std::string err =
-      variant < 0 ? zyfa_ext_forward(q.data_ptr(), sh[0], st[0], k.data_ptr(), sh[1], st[1], v.data_ptr(), sh[2],
-                                     st[2], out.data_ptr(), sh[3], st[3], lse_ptr, causal, stream)
-                  : zyfa_ext_forward_variant(variant, q.data_ptr(), sh[0], st[0], k.data_ptr(), sh[1], st[1],
-                                             v.data_ptr(), sh[2], st[2], out.data_ptr(), sh[3], st[3], lse_ptr, causal,
-                                             stream);
+      variant < 0
+          ? zyfa_ext_forward(q.data_ptr(), sh[0], st[0], k.data_ptr(), sh[1], st[1], v.data_ptr(), sh[2], st[2],
+                             out.data_ptr(), sh[3], st[3], lse_ptr, causal, stream)
+          : zyfa_ext_forward_variant(variant, q.data_ptr(), sh[0], st[0], k.data_ptr(), sh[1], st[1], v.data_ptr(),
+                                     sh[2], st[2], out.data_ptr(), sh[3], st[3], lse_ptr, causal, stream);
   TORCH_CHECK(err.empty(), "zyfa: ", err);
 }
 

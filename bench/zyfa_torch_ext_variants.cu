@@ -20,11 +20,10 @@ Variant make() {
 }
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> v = {
-      make<64, 64, 128, 128, 4>(),   make<64, 64, 128, 64, 4>(),   make<64, 64, 128, 128, 8>(),
-      make<128, 128, 128, 64, 4>(),  make<128, 128, 128, 64, 4, false>(), make<128, 128, 128, 128, 8>(),
-      make<128, 128, 128, 32, 4>(),
-      make<256, 256, 128, 64, 8, false>(), make<256, 256, 64, 64, 4, false>(), make<256, 256, 128, 64, 8>(),
-      make<192, 128, 128, 64, 4>(),  make<192, 128, 128, 128, 8>(),
+      make<64, 64, 128, 128, 4>(),  make<64, 64, 128, 64, 4>(),          make<64, 64, 128, 128, 8>(),
+      make<128, 128, 128, 64, 4>(), make<128, 128, 128, 64, 4, false>(), make<128, 128, 128, 128, 8>(),
+      make<128, 128, 128, 32, 4>(), make<256, 256, 128, 64, 8, false>(), make<256, 256, 64, 64, 4, false>(),
+      make<256, 256, 128, 64, 8>(), make<192, 128, 128, 64, 4>(),        make<192, 128, 128, 128, 8>(),
   };
   return v;
 }
@@ -41,8 +40,8 @@ std::vector<int> zyfa_ext_variant_desc(int i) {
 std::string zyfa_ext_forward_variant(int idx, void* q, const std::int64_t* q_shape, const std::int64_t* q_stride,
                                      void* k, const std::int64_t* k_shape, const std::int64_t* k_stride, void* v,
                                      const std::int64_t* v_shape, const std::int64_t* v_stride, void* out,
-                                     const std::int64_t* o_shape, const std::int64_t* o_stride, float* lse,
-                                     bool causal, std::int64_t stream) {
+                                     const std::int64_t* o_shape, const std::int64_t* o_stride, float* lse, bool causal,
+                                     std::int64_t stream) {
   zyfa::AttentionOptions opt;
   opt.causal = causal;
   zyfa::AttentionParams p;

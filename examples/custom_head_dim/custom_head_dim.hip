@@ -23,12 +23,12 @@
 #endif
 
 // Every runtime call is checked (errors are values in zyfa; the example does the same).
-#define GPU_OK(call)                                       \
-  do {                                                     \
-    if ((call) != GPU(Success)) {                          \
-      std::printf("GPU runtime error in %s\n", #call);     \
-      return 1;                                            \
-    }                                                      \
+#define GPU_OK(call)                                   \
+  do {                                                 \
+    if ((call) != GPU(Success)) {                      \
+      std::printf("GPU runtime error in %s\n", #call); \
+      return 1;                                        \
+    }                                                  \
   } while (0)
 
 // head_dim_qk = 96, head_dim_v = 96, 128 query rows x 64 keys per tile, 4 warps (wave64s on AMD).

@@ -195,8 +195,8 @@ inline std::string read_npy(const std::string& path, NpyArray* out) {
   if (std::string e = detail::parse_shape(shp, &a.shape); !e.empty()) return fail(e);
   std::int64_t nbytes = 0;
   if (std::string e = detail::checked_nbytes(a.shape, npy_itemsize(a.descr), &nbytes); !e.empty()) return fail(e);
-  const std::string truncated = "truncated data (the header's shape " + shp + " needs " + std::to_string(nbytes) +
-                                " bytes";
+  const std::string truncated =
+      "truncated data (the header's shape " + shp + " needs " + std::to_string(nbytes) + " bytes";
   // Never allocate more than the file holds. A plain file: compare with its size first. A compressed one:
   // read in chunks of at most 1 MiB, growing the buffer geometrically (capped at nbytes), so a short stream
   // fails after allocating at most about twice what it actually held.
@@ -236,8 +236,10 @@ inline std::string write_npy(const std::string& path, const std::string& descr, 
     dims += std::to_string(s) + ", ";
     n *= s;
   }
-  if (shape.size() > 1) dims.erase(dims.size() - 2);  // "(a, b)"; a 1-D shape keeps its comma: "(a,)"
-  else if (!shape.empty()) dims.erase(dims.size() - 1);
+  if (shape.size() > 1)
+    dims.erase(dims.size() - 2);  // "(a, b)"; a 1-D shape keeps its comma: "(a,)"
+  else if (!shape.empty())
+    dims.erase(dims.size() - 1);
   std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   while ((10 + h.size() + 1) % 64 != 0) h += ' ';  // pad so the data starts 64-byte aligned
   h += '\n';

@@ -65,10 +65,10 @@ struct AlignedBuffer {
   T* ptr = nullptr;
   std::size_t count = 0;
   explicit AlignedBuffer(std::size_t n) : count(n) {
-    ptr = static_cast<T*>(::operator new(sizeof(T) * (n ? n : 1), std::align_val_t{64}));
+    ptr = static_cast<T*>(::operator new (sizeof(T) * (n ? n : 1), std::align_val_t{64}));
     std::memset(static_cast<void*>(ptr), 0, sizeof(T) * (n ? n : 1));
   }
-  ~AlignedBuffer() { ::operator delete(ptr, std::align_val_t{64}); }
+  ~AlignedBuffer() { ::operator delete (ptr, std::align_val_t{64}); }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   T* data() { return ptr; }
@@ -84,11 +84,12 @@ struct Args {
 };
 
 void usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: zyfa_prefill --q FILE --k FILE --v FILE [--out FILE] [--lse FILE] [--causal|--no-causal]\n"
-               "                    [--softmax-scale X] [--expected FILE] [--backend auto|host|gpu] [--no-fp8]\n"
-               "FILE: .npy or .npy.gz, dtype <u2 (bf16 bits), <f2 or <f4, shape [batch, seqlen, heads, head_dim]\n"
-               "      or [seqlen, heads, head_dim]. Default: --causal (bottom-right), softmax_scale 1/sqrt(head_dim).\n");
+  std::fprintf(
+      f,
+      "usage: zyfa_prefill --q FILE --k FILE --v FILE [--out FILE] [--lse FILE] [--causal|--no-causal]\n"
+      "                    [--softmax-scale X] [--expected FILE] [--backend auto|host|gpu] [--no-fp8]\n"
+      "FILE: .npy or .npy.gz, dtype <u2 (bf16 bits), <f2 or <f4, shape [batch, seqlen, heads, head_dim]\n"
+      "      or [seqlen, heads, head_dim]. Default: --causal (bottom-right), softmax_scale 1/sqrt(head_dim).\n");
 }
 
 /// Parses argv; returns 0 on success, 2 after printing usage on a bad command line.
@@ -101,16 +102,26 @@ int parse_args(int argc, char** argv, Args* a) {
       return true;
     };
     bool ok = true;
-    if (s == "--q") ok = value(&a->q);
-    else if (s == "--k") ok = value(&a->k);
-    else if (s == "--v") ok = value(&a->v);
-    else if (s == "--out") ok = value(&a->out);
-    else if (s == "--lse") ok = value(&a->lse);
-    else if (s == "--expected") ok = value(&a->expected);
-    else if (s == "--backend") ok = value(&a->backend);
-    else if (s == "--causal") a->causal = true;
-    else if (s == "--no-causal") a->causal = false;
-    else if (s == "--no-fp8") a->fp8 = false;
+    if (s == "--q")
+      ok = value(&a->q);
+    else if (s == "--k")
+      ok = value(&a->k);
+    else if (s == "--v")
+      ok = value(&a->v);
+    else if (s == "--out")
+      ok = value(&a->out);
+    else if (s == "--lse")
+      ok = value(&a->lse);
+    else if (s == "--expected")
+      ok = value(&a->expected);
+    else if (s == "--backend")
+      ok = value(&a->backend);
+    else if (s == "--causal")
+      a->causal = true;
+    else if (s == "--no-causal")
+      a->causal = false;
+    else if (s == "--no-fp8")
+      a->fp8 = false;
     else if (s == "--softmax-scale") {
       std::string x;
       ok = value(&x);
@@ -232,8 +243,8 @@ bool gpu_present() {
 /// Copies q/k/v (bf16 bits) to the device, runs zyfa::flash_attn_func (once to warm up, then timed), copies out
 /// and lse back. `*ms` is the timed call's duration (events on the default stream).
 zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const zyfa::TensorRef& hv,
-                     const zyfa::TensorRef& hout, float* hlse, std::size_t lse_count,
-                     const zyfa::AttentionOptions& opt, double* ms) {
+                     const zyfa::TensorRef& hout, float* hlse, std::size_t lse_count, const zyfa::AttentionOptions& opt,
+                     double* ms) {
   auto bytes = [](const zyfa::TensorRef& t) {
     return static_cast<std::size_t>(t.shape[0] * t.shape[1] * t.shape[2] * t.shape[3]) * zyfa::dtype_size(t.dtype);
   };
@@ -276,7 +287,8 @@ zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const
   if (s) s = check(ZYFA_EX_GPU(EventElapsedTime)(&t, e0, e1), "event elapsed time");
   *ms = t;
   if (s) s = check(ZYFA_EX_GPU(Memcpy)(hout.data, dout, bytes(hout), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy out");
-  if (s) s = check(ZYFA_EX_GPU(Memcpy)(hlse, dlse, lse_count * sizeof(float), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy lse");
+  if (s)
+    s = check(ZYFA_EX_GPU(Memcpy)(hlse, dlse, lse_count * sizeof(float), ZYFA_EX_GPU(MemcpyDeviceToHost)), "copy lse");
   (void)ZYFA_EX_GPU(EventDestroy)(e0);
   (void)ZYFA_EX_GPU(EventDestroy)(e1);
   cleanup();
@@ -291,8 +303,8 @@ int main(int argc, char** argv) {
   if (int rc = parse_args(argc, argv, &a); rc != 0) return rc;
 
   Input q, k, v;
-  for (auto [name, path, in] : {std::tuple<const char*, const std::string*, Input*>{"q", &a.q, &q},
-                                {"k", &a.k, &k}, {"v", &a.v, &v}}) {
+  for (auto [name, path, in] :
+       {std::tuple<const char*, const std::string*, Input*>{"q", &a.q, &q}, {"k", &a.k, &k}, {"v", &a.v, &v}}) {
     if (std::string e = load_input(name, *path, in); !e.empty()) {
       std::fprintf(stderr, "error: %s\n", e.c_str());
       return 1;
@@ -328,10 +340,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", s.message.c_str());
     return 1;
   }
-  std::printf("problem: batch %lld, seqlen_q %lld, seqlen_k %lld, num_heads %lld, num_heads_k %lld, head_dim "
-              "%lld/%lld, causal %s (bottom-right), softmax_scale %.6g\n",
-              (long long)B, (long long)SQ, (long long)SK, (long long)H, (long long)HK, (long long)DQK, (long long)DV,
-              a.causal ? "true" : "false", (double)params.softmax_scale);
+  std::printf(
+      "problem: batch %lld, seqlen_q %lld, seqlen_k %lld, num_heads %lld, num_heads_k %lld, head_dim "
+      "%lld/%lld, causal %s (bottom-right), softmax_scale %.6g\n",
+      (long long)B, (long long)SQ, (long long)SK, (long long)H, (long long)HK, (long long)DQK, (long long)DV,
+      a.causal ? "true" : "false", (double)params.softmax_scale);
 
   // ---- run ----
   std::string backend;
@@ -356,8 +369,9 @@ int main(int argc, char** argv) {
     st = zyfa::host::flash_attn_func(tq, tk, tv, tout, lse.data(), opt);
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 #else
-    std::fprintf(stderr, "error: no backend: this build has no GPU path and zyfa's host backend "
-                         "(include/zyfa/host/backend.hpp) is not in this checkout\n");
+    std::fprintf(stderr,
+                 "error: no backend: this build has no GPU path and zyfa's host backend "
+                 "(include/zyfa/host/backend.hpp) is not in this checkout\n");
     return 1;
 #endif
   }
@@ -376,8 +390,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: --out: %s\n", e.c_str());
       return 1;
     }
-    std::printf("wrote out %s [%lld, %lld, %lld, %lld] <u2 (bf16 bits)\n", a.out.c_str(), (long long)B,
-                (long long)SQ, (long long)H, (long long)DV);
+    std::printf("wrote out %s [%lld, %lld, %lld, %lld] <u2 (bf16 bits)\n", a.out.c_str(), (long long)B, (long long)SQ,
+                (long long)H, (long long)DV);
   }
   if (!a.lse.empty()) {
     if (std::string e = zyfa_example::write_npy(a.lse, "<f4", {B, H, SQ}, lse.data()); !e.empty()) {
@@ -414,12 +428,15 @@ int main(int argc, char** argv) {
     } else {
       lse_non_finite += !std::isfinite(lse[i]);
       const double d = std::fabs(static_cast<double>(lse[i]) - ref_lse[i]);
-      if (std::isfinite(d)) lse_err = std::max(lse_err, d);
-      else lse_err_nan = true;
+      if (std::isfinite(d))
+        lse_err = std::max(lse_err, d);
+      else
+        lse_err_nan = true;
     }
   }
   if (lse_err_nan) lse_err = std::nan("");
-  std::printf("\naccuracy of the %s result vs fp64 attention on the same bf16 inputs:\n", backend.substr(0, backend.find(' ')).c_str());
+  std::printf("\naccuracy of the %s result vs fp64 attention on the same bf16 inputs:\n",
+              backend.substr(0, backend.find(' ')).c_str());
   std::printf("  out: rel_fro %.3e  max_abs %.3e    softmax_lse: max_abs %.3e\n", eo.rel_fro, eo.max_abs, lse_err);
   std::printf("  non-finite values: out %lld, softmax_lse %lld (the -inf of rows that see no key not counted)\n",
               (long long)out_non_finite, (long long)lse_non_finite);
@@ -465,8 +482,8 @@ int main(int argc, char** argv) {
     const char* names[3] = {"q", "k", "v"};
     for (int t = 0; t < 3 && skip.empty(); ++t) {
       codes[t] = std::make_unique<AlignedBuffer<std::uint8_t>>(src[t]->values.size());
-      if (zyfa::Status s = zyfa::host::quantize_e4m3fn(src[t]->values.data(), src[t]->values.size(),
-                                                      codes[t]->data(), descale[t]);
+      if (zyfa::Status s =
+              zyfa::host::quantize_e4m3fn(src[t]->values.data(), src[t]->values.size(), codes[t]->data(), descale[t]);
           !s)
         skip = std::string(names[t]) + ": " + s.message;
     }
@@ -481,10 +498,11 @@ int main(int argc, char** argv) {
     if (!skip.empty()) {
       std::printf("\nFP8 report skipped: %s\n", skip.c_str());
     } else {
-      std::printf("\nFP8 recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale "
-                  "amax/448: q %.4g, k %.4g, v %.4g), each vs fp64 attention on the dequantized inputs; 'bf16' = "
-                  "fp32 arithmetic on the dequantized inputs rounded to bf16:\n",
-                  (double)o8.q_descale, (double)o8.k_descale, (double)o8.v_descale);
+      std::printf(
+          "\nFP8 recipes of zyfa's host specification on the inputs quantized to e4m3fn (per-tensor descale "
+          "amax/448: q %.4g, k %.4g, v %.4g), each vs fp64 attention on the dequantized inputs; 'bf16' = "
+          "fp32 arithmetic on the dequantized inputs rounded to bf16:\n",
+          (double)o8.q_descale, (double)o8.k_descale, (double)o8.v_descale);
       std::cout.flush();
       const std::vector<zyfa::host::RecipeError> errs = zyfa::host::fp8_accuracy_report(p8);
       zyfa::host::print_accuracy_table(std::cout, errs);
@@ -499,9 +517,10 @@ int main(int argc, char** argv) {
   }
 #endif
   // One machine-readable line per run (examples/run_prefill.sh collects them into a table).
-  std::printf("\nSUMMARY backend=%s rel_fro=%.4e lse_max_abs=%.4e expected_rel_fro=%.4e fp8_zyfa_rel_fro=%.4e "
-              "fp8_aiter_like_rel_fro=%.4e\n",
-              backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel);
+  std::printf(
+      "\nSUMMARY backend=%s rel_fro=%.4e lse_max_abs=%.4e expected_rel_fro=%.4e fp8_zyfa_rel_fro=%.4e "
+      "fp8_aiter_like_rel_fro=%.4e\n",
+      backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel);
   std::fflush(stdout);
   int rc = 0;
   if (out_non_finite > 0 || lse_non_finite > 0) {

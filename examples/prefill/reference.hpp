@@ -11,8 +11,7 @@ namespace zyfa_example {
 
 /// Shapes of one attention problem with contiguous BSHD tensors (sizes in elements).
 struct Problem {
-  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, num_heads = 0, num_heads_k = 0, head_dim_qk = 0,
-               head_dim_v = 0;
+  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, num_heads = 0, num_heads_k = 0, head_dim_qk = 0, head_dim_v = 0;
   double softmax_scale = 0;  ///< multiplier of q·k (natural-log domain)
   bool causal = false;       ///< bottom-right aligned: query i sees key j iff j <= i + seqlen_k - seqlen_q
 };
@@ -35,7 +34,7 @@ inline void reference_attention_fp64(const Problem& p, const float* q, const flo
       const std::int64_t hk = h / group;
       for (std::int64_t i = 0; i < SQ; ++i) {
         const std::int64_t last = p.causal ? std::min(SK - 1, i + SK - SQ) : SK - 1;  // last visible key
-        if (last < 0) continue;  // sees no key: zeros, -inf
+        if (last < 0) continue;                                                       // sees no key: zeros, -inf
         const float* qi = q + ((b * SQ + i) * H + h) * DQ;
         double m = -std::numeric_limits<double>::infinity();
         for (std::int64_t j = 0; j <= last; ++j) {

@@ -20,10 +20,14 @@ constexpr int dtype_size(DType t) { return t == DType::fp32 ? 4 : (t == DType::b
 /// Lower-case name as used in messages and file formats ("bf16", "fp32", "e4m3fn", "e4m3fnuz").
 constexpr const char* dtype_name(DType t) {
   switch (t) {
-    case DType::bf16: return "bf16";
-    case DType::fp32: return "fp32";
-    case DType::e4m3fn: return "e4m3fn";
-    case DType::e4m3fnuz: return "e4m3fnuz";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp32:
+      return "fp32";
+    case DType::e4m3fn:
+      return "e4m3fn";
+    case DType::e4m3fnuz:
+      return "e4m3fnuz";
   }
   return "?";
 }

@@ -30,8 +30,8 @@ namespace zyfa {
 /// Errors (returned, never thrown): everything make_params rejects (invalid_argument naming the argument,
 /// including out overlapping q/k/v or itself and softmax_lse overlapping out/q/k/v);
 /// StatusCode::unsupported for FP8 inputs (no FP8 kernel in this build: fp8/dispatch.hpp names what is missing),
-/// a head-dim pair that is not built in (head_dims.hpp), or a grid over 2^31-1 blocks; StatusCode::runtime_error when the launch fails.
-/// NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
+/// a head-dim pair that is not built in (head_dims.hpp), or a grid over 2^31-1 blocks; StatusCode::runtime_error when
+/// the launch fails. NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
 /// (|q.k * softmax_scale| > ~3e38), make the rows they reach NaN (out and lse), as the host backend does
 /// (tests/gpu/test_flash_attn.cu "small: NaN inputs give NaN rows", run on the H200).
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
@@ -39,10 +39,13 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
   AttentionParams p;
   if (Status s = make_params(q, k, v, out, softmax_lse, opt, &p); !s) return s;
   switch (p.qkv_dtype) {
-    case DType::bf16: return bf16::launch_builtin(p, stream);
+    case DType::bf16:
+      return bf16::launch_builtin(p, stream);
     case DType::e4m3fn:
-    case DType::e4m3fnuz: return fp8::launch(p, stream);
-    case DType::fp32: break;
+    case DType::e4m3fnuz:
+      return fp8::launch(p, stream);
+    case DType::fp32:
+      break;
   }
   return Status::unsupported(std::string("q: dtype ") + dtype_name(p.qkv_dtype) + " has no GPU kernel");
 }
@@ -77,9 +80,10 @@ inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, con
   // The varlen form of the BF16 kernel (fwd_kernel<Config, true>) gave wrong results in its H200 test
   // (tests/torch/test_zyfa_cuda.py, 2026-12-01): until it passes, the GPU entry refuses rather than answer wrongly.
   // zyfa.flash_attn_varlen_func (Python) runs CUDA tensors one sequence at a time through flash_attn_func.
-  return Status::unsupported("cu_seqlens_q: variable-length attention on the GPU is disabled in this build (its "
-                             "kernel does not pass the GPU test yet); call flash_attn_func per sequence, or use the "
-                             "host backend (zyfa::host::flash_attn_varlen_func)");
+  return Status::unsupported(
+      "cu_seqlens_q: variable-length attention on the GPU is disabled in this build (its "
+      "kernel does not pass the GPU test yet); call flash_attn_func per sequence, or use the "
+      "host backend (zyfa::host::flash_attn_varlen_func)");
 }
 
 }  // namespace zyfa

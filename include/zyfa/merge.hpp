@@ -50,7 +50,9 @@ struct MergeParams {
   TensorRef out_a, out_b, out;
   LseRef lse_a, lse_b, lse;
   std::int64_t batch = 0, seqlen = 0, num_heads = 0, head_dim = 0;
-  ZYFA_HOST_DEVICE std::int64_t rows() const { return batch * seqlen * num_heads; }  ///< number of (batch, row, head) rows
+  ZYFA_HOST_DEVICE std::int64_t rows() const {
+    return batch * seqlen * num_heads;
+  }  ///< number of (batch, row, head) rows
 };
 
 /// Merge weights of one row (see the file comment): out = wa * out_a + wb * out_b with a term whose weight is
@@ -120,7 +122,8 @@ inline Status check_merge_tensor(const char* name, const TensorRef& t) {
 inline Status check_lse_view(const char* name, const LseRef& l, const std::int64_t (&shape)[3]) {
   const std::string n = name;
   if (l.data == nullptr) return Status::invalid(n + ": data pointer is null");
-  if (reinterpret_cast<std::uintptr_t>(l.data) % 4 != 0) return Status::invalid(n + ": pointer must be 4-byte aligned (fp32)");
+  if (reinterpret_cast<std::uintptr_t>(l.data) % 4 != 0)
+    return Status::invalid(n + ": pointer must be 4-byte aligned (fp32)");
   for (int d = 0; d < 3; ++d)
     if (shape[d] > 1 && (l.stride[d] <= 0 || l.stride[d] > (std::int64_t(1) << 60)))
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(l.stride[d]) +
@@ -223,8 +226,7 @@ ZYFA_HOST_DEVICE inline std::int64_t merge_row_offset(const TensorRef& t, std::i
                                                       std::int64_t h) {
   return b * t.stride[0] + i * t.stride[1] + h * t.stride[2];
 }
-ZYFA_HOST_DEVICE inline std::int64_t merge_lse_offset(const LseRef& l, std::int64_t b, std::int64_t h,
-                                                      std::int64_t i) {
+ZYFA_HOST_DEVICE inline std::int64_t merge_lse_offset(const LseRef& l, std::int64_t b, std::int64_t h, std::int64_t i) {
   return b * l.stride[0] + h * l.stride[1] + i * l.stride[2];
 }
 

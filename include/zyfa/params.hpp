@@ -138,14 +138,12 @@ inline bool AttentionParams::needs_64bit_offsets() const {
     packed.seqlen_k = total_k;
     return packed.needs_64bit_offsets();
   }
-  return extent_bytes(batch, seqlen_q, num_heads, head_dim_qk, q_batch_stride, q_row_stride,
-                      q_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_qk, k_batch_stride, k_row_stride,
-                      k_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_v, v_batch_stride, v_row_stride,
-                      v_head_stride, e) > lim ||
-         extent_bytes(batch, seqlen_q, num_heads, head_dim_v, out_batch_stride, out_row_stride,
-                      out_head_stride, eo) > lim ||
+  return extent_bytes(batch, seqlen_q, num_heads, head_dim_qk, q_batch_stride, q_row_stride, q_head_stride, e) > lim ||
+         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_qk, k_batch_stride, k_row_stride, k_head_stride, e) >
+             lim ||
+         extent_bytes(batch, seqlen_k, num_heads_k, head_dim_v, v_batch_stride, v_row_stride, v_head_stride, e) > lim ||
+         extent_bytes(batch, seqlen_q, num_heads, head_dim_v, out_batch_stride, out_row_stride, out_head_stride, eo) >
+             lim ||
          // lse bytes, in long double: the int64 product of three sizes < 2^31 (times 4) could overflow
          static_cast<long double>(batch) * num_heads * seqlen_q * 4 > lim;
 }

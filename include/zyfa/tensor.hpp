@@ -19,8 +19,8 @@ struct TensorRef {
 
   /// A contiguous BSHD tensor (strides [s*h*d, h*d, d, 1], elements). Checks nothing: make_params
   /// validates (and names) bad sizes, pointers and alignment.
-  static TensorRef contiguous(void* data, DType dtype, std::int64_t batch, std::int64_t seqlen,
-                              std::int64_t heads, std::int64_t head_dim) {
+  static TensorRef contiguous(void* data, DType dtype, std::int64_t batch, std::int64_t seqlen, std::int64_t heads,
+                              std::int64_t head_dim) {
     TensorRef t;
     t.data = data;
     t.dtype = dtype;

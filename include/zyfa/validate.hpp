@@ -33,10 +33,14 @@ inline std::string fmt_float(float x) {
 /// FlashAttention name of BSHD dim `d` of a q-side (q, out) or k-side (k, v) tensor, for messages.
 inline const char* dim_name(int d, bool is_q_side, bool is_v_side) {
   switch (d) {
-    case 0: return "batch";
-    case 1: return is_q_side ? "seqlen_q" : "seqlen_k";
-    case 2: return is_q_side ? "num_heads" : "num_heads_k";
-    default: return is_v_side ? "head_dim_v" : "head_dim_qk";
+    case 0:
+      return "batch";
+    case 1:
+      return is_q_side ? "seqlen_q" : "seqlen_k";
+    case 2:
+      return is_q_side ? "num_heads" : "num_heads_k";
+    default:
+      return is_v_side ? "head_dim_v" : "head_dim_qk";
   }
 }
 
@@ -48,38 +52,33 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
   if (t.data == nullptr) return Status::invalid(n + ": data pointer is null");
   for (int d = 0; d < 4; ++d) {
     if (t.shape[d] <= 0)
-      return Status::invalid(n + ": shape[" + std::to_string(d) + "] (" +
-                             dim_name(d, is_q_side, is_v_side) + ") must be > 0, got " +
-                             std::to_string(t.shape[d]));
+      return Status::invalid(n + ": shape[" + std::to_string(d) + "] (" + dim_name(d, is_q_side, is_v_side) +
+                             ") must be > 0, got " + std::to_string(t.shape[d]));
     if (t.shape[d] > std::numeric_limits<std::int32_t>::max())
-      return Status::invalid(n + ": shape[" + std::to_string(d) + "] (" +
-                             dim_name(d, is_q_side, is_v_side) + ") is " + std::to_string(t.shape[d]) +
-                             ", larger than 2^31-1");
+      return Status::invalid(n + ": shape[" + std::to_string(d) + "] (" + dim_name(d, is_q_side, is_v_side) + ") is " +
+                             std::to_string(t.shape[d]) + ", larger than 2^31-1");
   }
   if (t.stride[3] != 1)
-    return Status::invalid(n + ": stride[3] must be 1 (contiguous head_dim), got " +
-                           std::to_string(t.stride[3]));
+    return Status::invalid(n + ": stride[3] must be 1 (contiguous head_dim), got " + std::to_string(t.stride[3]));
   const int esize = dtype_size(t.dtype);
   if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
     return Status::invalid(n + ": data pointer must be 16-byte aligned");
   // head_dim first: for contiguous tensors a bad head_dim also makes the strides bad, and this message is clearer
   if ((t.shape[3] * esize) % 16 != 0)
     return Status::invalid(n + ": shape[3] (" + dim_name(3, is_q_side, is_v_side) + ") is " +
-                           std::to_string(t.shape[3]) + "; it must be a multiple of " +
-                           std::to_string(16 / esize) + " for " + dtype_name(t.dtype) +
-                           " (16-byte rows)");
+                           std::to_string(t.shape[3]) + "; it must be a multiple of " + std::to_string(16 / esize) +
+                           " for " + dtype_name(t.dtype) + " (16-byte rows)");
   for (int d = 0; d < 3; ++d) {
     if (t.shape[d] == 1) continue;  // the stride of a size-1 dim is never used
     if (t.stride[d] <= 0)
-      return Status::invalid(n + ": stride[" + std::to_string(d) + "] must be > 0, got " +
-                             std::to_string(t.stride[d]));
+      return Status::invalid(n + ": stride[" + std::to_string(d) + "] must be > 0, got " + std::to_string(t.stride[d]));
     if (t.stride[d] > kMaxStride)  // before stride * esize below, which could overflow int64
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(t.stride[d]) +
                              " elements, larger than 2^60");
     if ((t.stride[d] * esize) % 16 != 0)
-      return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " +
-                             std::to_string(t.stride[d]) + " elements; it must be a multiple of 16 bytes (" +
-                             std::to_string(16 / esize) + " elements of " + dtype_name(t.dtype) + ")");
+      return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(t.stride[d]) +
+                             " elements; it must be a multiple of 16 bytes (" + std::to_string(16 / esize) +
+                             " elements of " + dtype_name(t.dtype) + ")");
   }
   if (max_offset(t.shape, t.stride, 4) == std::numeric_limits<std::int64_t>::max())
     return Status::invalid(n + ": shape and strides address more than 2^60 elements");
@@ -87,12 +86,12 @@ inline Status check_tensor(const char* name, const TensorRef& t, bool is_q_side,
 }
 
 /// invalid_argument "<name>: shape[d] (<dim>) is X, expected Y from <from>" unless t.shape[d] == want.
-inline Status expect_dim(const char* name, const TensorRef& t, int d, std::int64_t want,
-                         const char* from, bool is_q_side, bool is_v_side) {
+inline Status expect_dim(const char* name, const TensorRef& t, int d, std::int64_t want, const char* from,
+                         bool is_q_side, bool is_v_side) {
   if (t.shape[d] == want) return Status::success();
   return Status::invalid(std::string(name) + ": shape[" + std::to_string(d) + "] (" +
-                         dim_name(d, is_q_side, is_v_side) + ") is " + std::to_string(t.shape[d]) +
-                         ", expected " + std::to_string(want) + " from " + from);
+                         dim_name(d, is_q_side, is_v_side) + ") is " + std::to_string(t.shape[d]) + ", expected " +
+                         std::to_string(want) + " from " + from);
 }
 
 /// A descale must be exactly 1 for bf16 inputs; for FP8, finite, > 0 and >= FLT_MIN (invalid_argument naming
@@ -178,9 +177,8 @@ inline Status check_no_self_overlap(const char* name, const TensorRef& t) {
 /// ("softmax_scale: ..."); descale not finite, <= 0 or subnormal (< FLT_MIN) (FP8) or != 1 (bf16);
 /// FP8: q_descale * k_descale * softmax_scale * log2(e) (fp32) not finite or not normal
 /// ("q_descale/k_descale: ..."). `params` is left untouched on error.
-inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRef& v,
-                          const TensorRef& out, float* softmax_lse, const AttentionOptions& opt,
-                          AttentionParams* params) {
+inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
+                          float* softmax_lse, const AttentionOptions& opt, AttentionParams* params) {
   using detail::check_tensor;
   using detail::expect_dim;
   if (params == nullptr) return Status::invalid("params: output pointer is null");
@@ -226,9 +224,12 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   if (Status s = detail::check_no_self_overlap("out", out); !s) return s;
   const detail::ByteRange rq = detail::byte_range(q), rk = detail::byte_range(k), rv = detail::byte_range(v),
                           ro = detail::byte_range(out);
-  if (ro.overlaps(rq)) return Status::invalid("out: overlaps q (their byte ranges intersect); out must not alias an input");
-  if (ro.overlaps(rk)) return Status::invalid("out: overlaps k (their byte ranges intersect); out must not alias an input");
-  if (ro.overlaps(rv)) return Status::invalid("out: overlaps v (their byte ranges intersect); out must not alias an input");
+  if (ro.overlaps(rq))
+    return Status::invalid("out: overlaps q (their byte ranges intersect); out must not alias an input");
+  if (ro.overlaps(rk))
+    return Status::invalid("out: overlaps k (their byte ranges intersect); out must not alias an input");
+  if (ro.overlaps(rv))
+    return Status::invalid("out: overlaps v (their byte ranges intersect); out must not alias an input");
   if (softmax_lse != nullptr) {
     // b * h * sq <= out's element count < 2^60 (out does not overlap itself), so this does not overflow
     const detail::ByteRange rl = detail::byte_range(softmax_lse, b * h * sq - 1, 4);
@@ -238,16 +239,16 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
     if (rl.overlaps(rv)) return Status::invalid("softmax_lse: overlaps v (their byte ranges intersect)");
   }
 
-  const float scale = opt.softmax_scale ? *opt.softmax_scale
-                                        : static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk)));
+  const float scale =
+      opt.softmax_scale ? *opt.softmax_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(dqk)));
   if (!std::isfinite(scale) || !(scale > 0.0f))
     return Status::invalid("softmax_scale: must be finite and > 0, got " + detail::fmt_float(scale));
   // The kernels and the host paths exponentiate in the log2 domain with softmax_scale * log2(e) (times
   // q_descale * k_descale for FP8) as one fp32 factor: it must be a finite, normal fp32 number.
   const float scale_log2 = scale_softmax_log2(scale, 1.0f, 1.0f);
   if (!detail::is_normal_finite(scale_log2))
-    return Status::invalid("softmax_scale: " + detail::fmt_float(scale) + " * log2(e) = " +
-                           detail::fmt_float(scale_log2) + " is not a finite, normal fp32 number");
+    return Status::invalid("softmax_scale: " + detail::fmt_float(scale) +
+                           " * log2(e) = " + detail::fmt_float(scale_log2) + " is not a finite, normal fp32 number");
   const bool fp8 = is_fp8(q.dtype);
   if (Status s = detail::check_descale("q_descale", opt.q_descale, fp8); !s) return s;
   if (Status s = detail::check_descale("k_descale", opt.k_descale, fp8); !s) return s;
@@ -255,10 +256,10 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
   if (fp8) {
     const float c = scale_softmax_log2(scale, opt.q_descale, opt.k_descale);
     if (!detail::is_normal_finite(c))
-      return Status::invalid("q_descale/k_descale: q_descale * k_descale * softmax_scale * log2(e) = " +
-                             detail::fmt_float(opt.q_descale) + " * " + detail::fmt_float(opt.k_descale) + " * " +
-                             detail::fmt_float(scale) + " * 1.4427 = " + detail::fmt_float(c) +
-                             " is not a finite, normal fp32 number");
+      return Status::invalid(
+          "q_descale/k_descale: q_descale * k_descale * softmax_scale * log2(e) = " + detail::fmt_float(opt.q_descale) +
+          " * " + detail::fmt_float(opt.k_descale) + " * " + detail::fmt_float(scale) +
+          " * 1.4427 = " + detail::fmt_float(c) + " is not a finite, normal fp32 number");
   }
 
   AttentionParams p;
@@ -314,15 +315,16 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
 /// not read here (they may be device memory): check_cu_seqlens checks host copies, and the host backend does.
 /// `params` is left untouched on error.
 inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
-                                 float* softmax_lse, const std::int32_t* cu_seqlens_q,
-                                 const std::int32_t* cu_seqlens_k, std::int64_t batch, std::int64_t max_seqlen_q,
-                                 std::int64_t max_seqlen_k, const AttentionOptions& opt, AttentionParams* params) {
+                                 float* softmax_lse, const std::int32_t* cu_seqlens_q, const std::int32_t* cu_seqlens_k,
+                                 std::int64_t batch, std::int64_t max_seqlen_q, std::int64_t max_seqlen_k,
+                                 const AttentionOptions& opt, AttentionParams* params) {
   if (params == nullptr) return Status::invalid("params: output pointer is null");
   AttentionParams p;
   if (Status s = make_params(q, k, v, out, softmax_lse, opt, &p); !s) return s;
   if (q.shape[0] != 1)
-    return Status::invalid("q: shape[0] must be 1 for the packed varlen layout [1, total_q, num_heads, head_dim_qk], got " +
-                           std::to_string(q.shape[0]));
+    return Status::invalid(
+        "q: shape[0] must be 1 for the packed varlen layout [1, total_q, num_heads, head_dim_qk], got " +
+        std::to_string(q.shape[0]));
   if (cu_seqlens_q == nullptr) return Status::invalid("cu_seqlens_q: pointer is null");
   if (cu_seqlens_k == nullptr) return Status::invalid("cu_seqlens_k: pointer is null");
   if (reinterpret_cast<std::uintptr_t>(cu_seqlens_q) % 4 != 0)
@@ -333,11 +335,11 @@ inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const T
     return Status::invalid("cu_seqlens_q: batch (its length - 1) must be in [1, 2^31-2], got " + std::to_string(batch));
   const std::int64_t total_q = q.shape[1], total_k = k.shape[1];
   if (max_seqlen_q < 1 || max_seqlen_q > total_q)
-    return Status::invalid("max_seqlen_q: " + std::to_string(max_seqlen_q) + " must be in [1, total_q = " +
-                           std::to_string(total_q) + "]");
+    return Status::invalid("max_seqlen_q: " + std::to_string(max_seqlen_q) +
+                           " must be in [1, total_q = " + std::to_string(total_q) + "]");
   if (max_seqlen_k < 0 || max_seqlen_k > total_k)
-    return Status::invalid("max_seqlen_k: " + std::to_string(max_seqlen_k) + " must be in [0, total_k = " +
-                           std::to_string(total_k) + "]");
+    return Status::invalid("max_seqlen_k: " + std::to_string(max_seqlen_k) +
+                           " must be in [0, total_k = " + std::to_string(total_k) + "]");
   p.cu_seqlens_q = cu_seqlens_q;
   p.cu_seqlens_k = cu_seqlens_k;
   p.total_q = total_q;

@@ -38,7 +38,6 @@ int main() {
     return 1;
   }
   std::printf("zyfa consumer OK: group_size=%lld softmax_scale=%g; rejected: %s\n",
-              static_cast<long long>(p.group_size()), static_cast<double>(p.softmax_scale),
-              e.message.c_str());
+              static_cast<long long>(p.group_size()), static_cast<double>(p.softmax_scale), e.message.c_str());
   return 0;
 }

@@ -7,10 +7,10 @@
 #include <zyfa/head_dims.hpp>
 #include <zyfa/tile_config.hpp>
 
-#define ZYFA_EMU_INSTANTIATE_CONFIG(NAME, ...)                                                           \
-  template __global__ void zyfa::bf16::fwd_kernel<__VA_ARGS__>(const zyfa::bf16::FwdArgs);             \
+#define ZYFA_EMU_INSTANTIATE_CONFIG(NAME, ...)                                                                 \
+  template __global__ void zyfa::bf16::fwd_kernel<__VA_ARGS__>(const zyfa::bf16::FwdArgs);                     \
   extern "C" __device__ const int zyfa_emu_launch_##NAME[3] = {__VA_ARGS__::kSmemBytes, __VA_ARGS__::kThreads, \
-                                                                __VA_ARGS__::kBlockM};
+                                                               __VA_ARGS__::kBlockM};
 #define ZYFA_EMU_INSTANTIATE(DQK, DV) ZYFA_EMU_INSTANTIATE_CONFIG(DQK##_##DV, zyfa::Bf16TileConfig<DQK, DV, true>)
 
 ZYFA_BUILTIN_HEAD_DIMS(ZYFA_EMU_INSTANTIATE)

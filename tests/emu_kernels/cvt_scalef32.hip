@@ -11,9 +11,9 @@ typedef float f32x2 __attribute__((ext_vector_type(2)));
 typedef short i16x2 __attribute__((ext_vector_type(2)));
 typedef __bf16 bf16x2 __attribute__((ext_vector_type(2)));
 
-extern "C" __global__ void __launch_bounds__(64) cvt_scalef32(const int* codes, const float* s, const float* a,
-                                                             const float* b, f32x2* up, float* one,
-                                                             bf16x2* bf, int* down) {
+extern "C" __global__ void __launch_bounds__(64)
+    cvt_scalef32(const int* codes, const float* s, const float* a, const float* b, f32x2* up, float* one, bf16x2* bf,
+                 int* down) {
   const unsigned i = __builtin_amdgcn_workitem_id_x();
   const int w = codes[i];
   const float sc = s[i];

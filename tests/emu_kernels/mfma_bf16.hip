@@ -7,8 +7,8 @@
 typedef __bf16 bf16x8 __attribute__((ext_vector_type(8)));
 typedef float f32x16 __attribute__((ext_vector_type(16)));
 
-extern "C" __global__ void __launch_bounds__(64) mfma_bf16(const __bf16* A, const __bf16* B, const float* C0,
-                                                          float* C) {
+extern "C" __global__ void __launch_bounds__(64)
+    mfma_bf16(const __bf16* A, const __bf16* B, const float* C0, float* C) {
   const unsigned l = __builtin_amdgcn_workitem_id_x();
   bf16x8 a, b;
   for (int j = 0; j < 8; ++j) {

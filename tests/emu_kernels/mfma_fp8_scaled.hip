@@ -15,9 +15,8 @@ __device__ __forceinline__ int pack4(const float* x) {
   return __builtin_amdgcn_cvt_pk_fp8_f32(x[2], x[3], lo, true);
 }
 
-extern "C" __global__ void __launch_bounds__(64) mfma_fp8_scaled(const float* xa, const float* xb,
-                                                                const unsigned char* sa,
-                                                                const unsigned char* sb, float* S) {
+extern "C" __global__ void __launch_bounds__(64)
+    mfma_fp8_scaled(const float* xa, const float* xb, const unsigned char* sa, const unsigned char* sb, float* S) {
   const unsigned l = __builtin_amdgcn_workitem_id_x();
   const unsigned i = l % 32, h = l / 32;
   i32x8 a, b;

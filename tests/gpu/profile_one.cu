@@ -39,10 +39,11 @@ int main(int argc, char** argv) {
   zyfa::AttentionOptions opt;
   opt.causal = causal != 0;
   for (int r = 0; r < reps; ++r) {
-    const zyfa::Status st = zyfa::flash_attn_func(
-        TensorRef::contiguous(q, zyfa::DType::bf16, b, s, h, dqk), TensorRef::contiguous(k, zyfa::DType::bf16, b, s, h, dqk),
-        TensorRef::contiguous(v, zyfa::DType::bf16, b, s, h, dv), TensorRef::contiguous(o, zyfa::DType::bf16, b, s, h, dv),
-        nullptr, opt, nullptr);
+    const zyfa::Status st =
+        zyfa::flash_attn_func(TensorRef::contiguous(q, zyfa::DType::bf16, b, s, h, dqk),
+                              TensorRef::contiguous(k, zyfa::DType::bf16, b, s, h, dqk),
+                              TensorRef::contiguous(v, zyfa::DType::bf16, b, s, h, dv),
+                              TensorRef::contiguous(o, zyfa::DType::bf16, b, s, h, dv), nullptr, opt, nullptr);
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.message.c_str());
       return 1;

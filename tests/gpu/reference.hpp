@@ -56,8 +56,9 @@ inline void reference_attention(const HostView& q, const HostView& k, const Host
     for (int job = job0; job < jobs; job += stride) {
       const int b = job / num_heads, h = job % num_heads, hk = h / group;
       for (int i = 0; i < seqlen_q; ++i) {
-        const std::int64_t last = causal ? std::min<std::int64_t>(seqlen_k - 1, static_cast<std::int64_t>(i) + seqlen_k - seqlen_q)
-                                         : seqlen_k - 1;
+        const std::int64_t last =
+            causal ? std::min<std::int64_t>(seqlen_k - 1, static_cast<std::int64_t>(i) + seqlen_k - seqlen_q)
+                   : seqlen_k - 1;
         double* o = &out[((static_cast<size_t>(b) * seqlen_q + i) * num_heads + h) * dv];
         double* oa = &abs_out[((static_cast<size_t>(b) * seqlen_q + i) * num_heads + h) * dv];
         double& l = lse[(static_cast<size_t>(b) * num_heads + h) * seqlen_q + i];

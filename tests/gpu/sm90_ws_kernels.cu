@@ -3,9 +3,9 @@
 #include <zyfa/bf16/sm90/launch_ws.hpp>
 #include <zyfa/head_dims.hpp>
 
-#define ZYFA_WS_INSTANTIATE_(DQK, DV)                                                                       \
+#define ZYFA_WS_INSTANTIATE_(DQK, DV)                                                                \
   template zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(const zyfa::AttentionParams&, \
-                                                                       zyfa::rt::stream_t, bool*);      \
+                                                                       zyfa::rt::stream_t, bool*);   \
   template zyfa::Status                                                                              \
   zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, zyfa::bf16::sm90ws::WsSchedule::persistent_snake>(  \
       const zyfa::AttentionParams&, zyfa::rt::stream_t, bool*);

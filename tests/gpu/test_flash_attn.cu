@@ -39,10 +39,10 @@ namespace {
 
 constexpr double kTolScale = 1.0 / 128, kAtol = 1e-5, kLseAtol = 2e-3;
 
-#define CUDA_OK(x)                                                                        \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) FAIL((std::string(#x) + ": " + cudaGetErrorString(e_)));       \
+#define CUDA_OK(x)                                                                  \
+  do {                                                                              \
+    cudaError_t e_ = (x);                                                           \
+    if (e_ != cudaSuccess) FAIL((std::string(#x) + ": " + cudaGetErrorString(e_))); \
   } while (0)
 
 std::mt19937_64& rng() {
@@ -55,7 +55,8 @@ struct Case {
   bool causal = false;
   bool with_lse = true;
   int pad = 0;  ///< extra elements per (row, head) slot: strided, non-contiguous views
-  bool packed_qkv = false;  ///< q, k, v as slices of one [b, s, 3, h, d] tensor (needs seqlen_q == seqlen_k, equal dims)
+  bool packed_qkv =
+      false;  ///< q, k, v as slices of one [b, s, 3, h, d] tensor (needs seqlen_q == seqlen_k, equal dims)
   /// Real activations instead of random inputs: path prefix of <prefix>_{q,k,v}.npy (bf16 bits '<u2', BSHD,
   /// C order, shapes as this case's; bench/run_h200.sh unpacks data/activations/*/*.npy.gz to build-gpu/).
   const char* activations = nullptr;
@@ -280,8 +281,8 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     for (size_t i = 0; i < lse_n; ++i) {
       const bool empty = std::isinf(ref_lse[i]);
       const bool ok = std::isnan(ref_lse[i]) ? std::isnan(h_lse[i])
-                      : empty               ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
-                                            : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
+                      : empty                ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
+                                             : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
       if (!ok) ++bad_lse;
       if (!empty && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
     }
@@ -452,7 +453,8 @@ TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
   run_case(c, 100);
 }
 
-TEST_CASE("real activations: SmolLM2-135M layer 15 (hd64, GQA 9:3, 2048 tokens), Gemma 3 270M layer 11 (hd256, MQA 4:1)") {
+TEST_CASE(
+    "real activations: SmolLM2-135M layer 15 (hd64, GQA 9:3, 2048 tokens), Gemma 3 270M layer 11 (hd256, MQA 4:1)") {
   // data/activations/*/meta.json: causal, softmax_scale = 1/sqrt(head_dim) (the default) for both layers.
   Case c;
   c.causal = true;
@@ -564,8 +566,7 @@ TEST_CASE("small: every built-in head dim against the host executable specificat
       REQUIRE(zyfa::make_params(TensorRef::contiguous(hq.data(), zyfa::DType::bf16, b, sq, h, dqk),
                                 TensorRef::contiguous(hkk.data(), zyfa::DType::bf16, b, sk, hk, dqk),
                                 TensorRef::contiguous(hv.data(), zyfa::DType::bf16, b, sk, hk, dv),
-                                TensorRef::contiguous(hout.data(), zyfa::DType::bf16, b, sq, h, dv), nullptr, opt,
-                                &hp)
+                                TensorRef::contiguous(hout.data(), zyfa::DType::bf16, b, sq, h, dv), nullptr, opt, &hp)
                   .ok());
       zyfa::host::ReferenceOutput ref;
       REQUIRE(zyfa::host::reference_attention(hp, &ref).ok());
@@ -577,11 +578,11 @@ TEST_CASE("small: every built-in head dim against the host executable specificat
       CUDA_OK(cudaMemcpy(dvb.p, hv.data(), hv.size() * 2, cudaMemcpyHostToDevice));
       CUDA_OK(cudaMemset(dout.p, 0xFF, hout.size() * 2));  // NaN poison
       CUDA_OK(cudaMemset(dlse.p, 0xFF, b * h * sq * 4));
-      const zyfa::Status st = zyfa::flash_attn_func(
-          TensorRef::contiguous(dq.p, zyfa::DType::bf16, b, sq, h, dqk),
-          TensorRef::contiguous(dk.p, zyfa::DType::bf16, b, sk, hk, dqk),
-          TensorRef::contiguous(dvb.p, zyfa::DType::bf16, b, sk, hk, dv),
-          TensorRef::contiguous(dout.p, zyfa::DType::bf16, b, sq, h, dv), static_cast<float*>(dlse.p), opt, nullptr);
+      const zyfa::Status st = zyfa::flash_attn_func(TensorRef::contiguous(dq.p, zyfa::DType::bf16, b, sq, h, dqk),
+                                                    TensorRef::contiguous(dk.p, zyfa::DType::bf16, b, sk, hk, dqk),
+                                                    TensorRef::contiguous(dvb.p, zyfa::DType::bf16, b, sk, hk, dv),
+                                                    TensorRef::contiguous(dout.p, zyfa::DType::bf16, b, sq, h, dv),
+                                                    static_cast<float*>(dlse.p), opt, nullptr);
       REQUIRE_MESSAGE(st.ok(), st.message);
       std::vector<float> hl(b * h * sq);
       CUDA_OK(cudaMemcpy(hout.data(), dout.p, hout.size() * 2, cudaMemcpyDeviceToHost));
@@ -599,8 +600,8 @@ TEST_CASE("small: every built-in head dim against the host executable specificat
         const bool ok = std::isinf(r) ? (std::isinf(g) && g < 0) : std::fabs(g - r) <= kLseAtol;
         if (!ok) ++bad_lse;
       }
-      MESSAGE("host spec d=(" << dqk << "," << dv << ") causal=" << causal << ": max|err| " << worst << " (tol "
-                              << tol << "), bad " << bad << "/" << hout.size() << ", lse bad " << bad_lse);
+      MESSAGE("host spec d=(" << dqk << "," << dv << ") causal=" << causal << ": max|err| " << worst << " (tol " << tol
+                              << "), bad " << bad << "/" << hout.size() << ", lse bad " << bad_lse);
       CHECK(bad == 0);
       CHECK(bad_lse == 0);
     }
@@ -616,7 +617,10 @@ TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
     for (auto* t : {&hq, &hk, &hv})
       for (auto& x : *t) x = zyfa::float_to_bf16(nd(rng()));
     const std::uint16_t nan_bits = 0x7FC0;
-    if (which == 0) hk[40 * d + 5] = nan_bits; else hq[7 * d + 9] = nan_bits;
+    if (which == 0)
+      hk[40 * d + 5] = nan_bits;
+    else
+      hq[7 * d + 9] = nan_bits;
     DeviceBuffer dq(s * d * 2), dk(s * d * 2), dv(s * d * 2), dout(s * d * 2), dlse(s * 4);
     CUDA_OK(cudaMemcpy(dq.p, hq.data(), s * d * 2, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(dk.p, hk.data(), s * d * 2, cudaMemcpyHostToDevice));
@@ -625,8 +629,8 @@ TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
     auto t = [&](void* p) { return zyfa::TensorRef::contiguous(p, zyfa::DType::bf16, 1, s, 1, d); };
     zyfa::AttentionOptions opt;
     opt.causal = true;
-    const zyfa::Status st = zyfa::flash_attn_func(t(dq.p), t(dk.p), t(dv.p), t(dout.p),
-                                                  static_cast<float*>(dlse.p), opt, nullptr);
+    const zyfa::Status st =
+        zyfa::flash_attn_func(t(dq.p), t(dk.p), t(dv.p), t(dout.p), static_cast<float*>(dlse.p), opt, nullptr);
     REQUIRE_MESSAGE(st.ok(), st.message);
     CUDA_OK(cudaDeviceSynchronize());
     std::vector<std::uint16_t> ho(s * d);
@@ -638,8 +642,7 @@ TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
       const bool expect_nan = which == 0 ? i >= 40 : i == 7;
       int nan_count = 0;
       for (int c = 0; c < d; ++c) nan_count += std::isnan(zyfa::bf16_to_float(ho[i * d + c])) ? 1 : 0;
-      const bool ok = expect_nan ? (nan_count == d && std::isnan(hl[i]))
-                                 : (nan_count == 0 && std::isfinite(hl[i]));
+      const bool ok = expect_nan ? (nan_count == d && std::isnan(hl[i])) : (nan_count == 0 && std::isfinite(hl[i]));
       if (!ok && wrong_rows++ < 4)
         MESSAGE("case " << which << " row " << i << ": " << nan_count << " NaN of " << d << ", lse " << hl[i]);
     }
@@ -652,12 +655,12 @@ TEST_CASE("small: errors are returned, not crashes") {
   // q/k/v may alias one another; out must not overlap them (make_params), so it gets the buffer's second half.
   auto t = [&](int s, int h, int d) { return zyfa::TensorRef::contiguous(buf.p, zyfa::DType::bf16, 1, s, h, d); };
   auto o_at = [&](int s, int h, int d) {
-    return zyfa::TensorRef::contiguous(static_cast<char*>(buf.p) + (1 << 19), zyfa::DType::bf16, 1,
-                                       s, h, d);
+    return zyfa::TensorRef::contiguous(static_cast<char*>(buf.p) + (1 << 19), zyfa::DType::bf16, 1, s, h, d);
   };
   zyfa::AttentionOptions opt;
   // head dim pair not built in
-  zyfa::Status s = zyfa::flash_attn_func(t(16, 2, 96), t(16, 2, 96), t(16, 2, 96), o_at(16, 2, 96), nullptr, opt, nullptr);
+  zyfa::Status s =
+      zyfa::flash_attn_func(t(16, 2, 96), t(16, 2, 96), t(16, 2, 96), o_at(16, 2, 96), nullptr, opt, nullptr);
   CHECK(s.code == zyfa::StatusCode::unsupported);
   CHECK(s.message.find("head_dim") != std::string::npos);
   // FP8 is not in this build yet
@@ -723,36 +726,36 @@ TEST_CASE("large: K and V of more than 2^31 elements (seqlen_q 16, seqlen_k 600,
     double worst = 0;
     const std::int64_t pairs[3][2] = {{h - 1, 0}, {h - 1, sq - 1}, {0, 7}};
     for (const auto& pr : pairs) {
-        const std::int64_t hh = pr[0], i = pr[1];
-        const std::int64_t last = causal ? i + sk - sq : sk - 1;
-        std::vector<double> sc(last + 1);
-        double mx = -INFINITY;
-        for (std::int64_t j = 0; j <= last; ++j) {
-          double acc = 0;
-          for (std::int64_t c = 0; c < d; ++c)
-            acc += hash_val((i * h + hh) * d + c, 1) * hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 2);
-          sc[j] = acc * scale;
-          mx = std::max(mx, sc[j]);
-        }
-        double l = 0;
-        std::vector<double> o(d, 0.0), a(d, 0.0);
-        for (std::int64_t j = 0; j <= last; ++j) {
-          const double p = std::exp(sc[j] - mx);
-          l += p;
-          for (std::int64_t c = 0; c < d; ++c) {
-            const double vv = hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 3);
-            o[c] += p * vv;
-            a[c] += p * std::fabs(vv);
-          }
-        }
-        for (std::int64_t c = 0; c < d; ++c) {
-          const double got = zyfa_test::bf16_to_double(ho[(i * h + hh) * d + c]);
-          const double err = std::fabs(got - o[c] / l), tol = kAtol + kTolScale * a[c] / l;
-          if (!(err <= tol)) ++bad;
-          worst = std::max(worst, err / tol);
-        }
-        if (!(std::fabs(hl[hh * sq + i] - (mx + std::log(l))) <= kLseAtol)) ++bad;
+      const std::int64_t hh = pr[0], i = pr[1];
+      const std::int64_t last = causal ? i + sk - sq : sk - 1;
+      std::vector<double> sc(last + 1);
+      double mx = -INFINITY;
+      for (std::int64_t j = 0; j <= last; ++j) {
+        double acc = 0;
+        for (std::int64_t c = 0; c < d; ++c)
+          acc += hash_val((i * h + hh) * d + c, 1) * hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 2);
+        sc[j] = acc * scale;
+        mx = std::max(mx, sc[j]);
       }
+      double l = 0;
+      std::vector<double> o(d, 0.0), a(d, 0.0);
+      for (std::int64_t j = 0; j <= last; ++j) {
+        const double p = std::exp(sc[j] - mx);
+        l += p;
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double vv = hash_val((static_cast<std::uint64_t>(j) * h + hh) * d + c, 3);
+          o[c] += p * vv;
+          a[c] += p * std::fabs(vv);
+        }
+      }
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double got = zyfa_test::bf16_to_double(ho[(i * h + hh) * d + c]);
+        const double err = std::fabs(got - o[c] / l), tol = kAtol + kTolScale * a[c] / l;
+        if (!(err <= tol)) ++bad;
+        worst = std::max(worst, err / tol);
+      }
+      if (!(std::fabs(hl[hh * sq + i] - (mx + std::log(l))) <= kLseAtol)) ++bad;
+    }
     MESSAGE("seqlen_k 600000 causal=" << causal << ": worst " << worst << " of tol, bad " << bad);
     CHECK(bad == 0);
   }
@@ -764,8 +767,9 @@ template <zyfa::bf16::sm90ws::WsSchedule S>
 zyfa::Status ws_schedule_launcher(const zyfa::AttentionParams& p, zyfa::rt::stream_t stream) {
   bool launched = false;
   zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
-#define ZYFA_TEST_WS_(DQK, DV) \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV) s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+#define ZYFA_TEST_WS_(DQK, DV)                    \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) \
+    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
   ZYFA_BUILTIN_HEAD_DIMS(ZYFA_TEST_WS_)
 #undef ZYFA_TEST_WS_
   if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply on this device");

@@ -64,10 +64,10 @@ TEST_CASE("merge: two halves of the keys merge into the one-pass result within f
       attend_rows(q, k, v, D, 0, N, &ofull[o], &lfull[l]);
     }
   }
-  const zyfa::Status s = zyfa::host::merge_attn_states(
-      f32_ref(oa.data(), 1, S, H, D), zyfa::LseRef::contiguous(la.data(), 1, H, S), f32_ref(ob.data(), 1, S, H, D),
-      zyfa::LseRef::contiguous(lb.data(), 1, H, S), f32_ref(om.data(), 1, S, H, D),
-      zyfa::LseRef::contiguous(lm.data(), 1, H, S));
+  const zyfa::Status s =
+      zyfa::host::merge_attn_states(f32_ref(oa.data(), 1, S, H, D), zyfa::LseRef::contiguous(la.data(), 1, H, S),
+                                    f32_ref(ob.data(), 1, S, H, D), zyfa::LseRef::contiguous(lb.data(), 1, H, S),
+                                    f32_ref(om.data(), 1, S, H, D), zyfa::LseRef::contiguous(lm.data(), 1, H, S));
   REQUIRE_MESSAGE(s.ok(), s.message);
   double max_out = 0, max_lse = 0;
   for (std::size_t i = 0; i < om.size(); ++i) max_out = std::max(max_out, double(std::fabs(om[i] - ofull[i])));
@@ -89,7 +89,8 @@ TEST_CASE("merge: host flash_attn_func on two key halves (bf16 out, [b, h, s] ls
   Shape s;
   s.batch = 2, s.seqlen_q = 20, s.seqlen_k = 96, s.num_heads = 4, s.num_heads_k = 2, s.head_dim_qk = s.head_dim_v = 32;
   Problem full(s, zyfa::DType::bf16, gaussian(11), gaussian(12), gaussian(13));
-  REQUIRE(zyfa::host::flash_attn_func(full.tq(), full.tk(), full.tv(), full.tout(), full.lse.data(), full.options).ok());
+  REQUIRE(
+      zyfa::host::flash_attn_func(full.tq(), full.tk(), full.tv(), full.tout(), full.lse.data(), full.options).ok());
   // halves: views into full's k/v (keys [0, 40) and [40, 96))
   auto half = [&](std::int64_t k0, std::int64_t n, std::vector<std::uint16_t>* out, std::vector<float>* lse) {
     zyfa::TensorRef k = full.tk(), v = full.tv();

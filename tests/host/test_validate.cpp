@@ -354,8 +354,10 @@ TEST_CASE("make_params error: out strides that make its elements overlap") {
   {
     // head_dim 16 with head stride 8 (a multiple of 16 bytes): every element but the first 8 is written twice
     alignas(64) static std::uint16_t q[4 * 2 * 16], k[4 * 2 * 16], v[4 * 2 * 16], o[4 * 2 * 16];
-    auto tq = TensorRef::contiguous(q, DType::bf16, 1, 4, 2, 16), tk = TensorRef::contiguous(k, DType::bf16, 1, 4, 2, 16),
-         tv = TensorRef::contiguous(v, DType::bf16, 1, 4, 2, 16), to = TensorRef::contiguous(o, DType::bf16, 1, 4, 2, 16);
+    auto tq = TensorRef::contiguous(q, DType::bf16, 1, 4, 2, 16),
+         tk = TensorRef::contiguous(k, DType::bf16, 1, 4, 2, 16),
+         tv = TensorRef::contiguous(v, DType::bf16, 1, 4, 2, 16),
+         to = TensorRef::contiguous(o, DType::bf16, 1, 4, 2, 16);
     to.stride[2] = 8;
     zyfa::AttentionParams p;
     const zyfa::Status s = zyfa::make_params(tq, tk, tv, to, nullptr, {}, &p);
@@ -461,7 +463,8 @@ TEST_CASE("query_blocks: the launch grid size does not wrap (bf16/launch.hpp rej
   CHECK(p.query_blocks(128) == std::int64_t(1) << 39);
 }
 
-TEST_CASE("scale_softmax_log2: one value for the host specification and the kernels, bit for bit (100k random scales)") {
+TEST_CASE(
+    "scale_softmax_log2: one value for the host specification and the kernels, bit for bit (100k random scales)") {
   // The BF16 kernels' argument (bf16/fwd_args.hpp), the host specification (params.scale_softmax_log2) and the
   // formula ((q_descale * k_descale) * softmax_scale) * log2(e) in fp32 agree on every scale, bf16 and FP8.
   std::mt19937 gen(12345);

@@ -70,11 +70,13 @@ void check_per_sequence(Packed& p, const zyfa::AttentionOptions& opt) {
     auto r = [&](std::vector<std::uint16_t>& x, std::int64_t s, std::int64_t hh) {
       return zyfa::TensorRef::contiguous(x.data(), zyfa::DType::bf16, 1, s, hh, p.d);
     };
-    REQUIRE(zyfa::host::flash_attn_func(r(q, sq, p.h), r(k, sk, p.hk), r(v, sk, p.hk), r(o, sq, p.h), l.data(), opt).ok());
+    REQUIRE(
+        zyfa::host::flash_attn_func(r(q, sq, p.h), r(k, sk, p.hk), r(v, sk, p.hk), r(o, sq, p.h), l.data(), opt).ok());
     CHECK(std::memcmp(o.data(), p.out.data() + q0 * dq, o.size() * 2) == 0);
     for (std::int64_t hh = 0; hh < p.h; ++hh)
       for (std::int64_t i = 0; i < sq; ++i) {
-        const float want = l[static_cast<std::size_t>(hh * sq + i)], got = p.lse[static_cast<std::size_t>(hh * p.tq() + q0 + i)];
+        const float want = l[static_cast<std::size_t>(hh * sq + i)],
+                    got = p.lse[static_cast<std::size_t>(hh * p.tq() + q0 + i)];
         CHECK(std::memcmp(&want, &got, 4) == 0);
       }
   }
@@ -85,8 +87,8 @@ void check_per_sequence(Packed& p, const zyfa::AttentionOptions& opt) {
 TEST_CASE("varlen host: ragged lengths 1..5000 in one batch match per-sequence calls bit for bit (causal and not)") {
   // (seqlen_q, seqlen_k): equal lengths 1..5000, an empty sequence, no keys, more queries than keys (causal: the
   // first rows see nothing), more keys than queries (prefix caching)
-  const std::vector<std::pair<int, int>> lens = {{1, 1}, {0, 0}, {17, 17}, {5000, 5000}, {3, 0}, {64, 64},
-                                                 {129, 129}, {40, 23}, {0, 7}, {9, 300}, {2, 2}};
+  const std::vector<std::pair<int, int>> lens = {{1, 1},     {0, 0},   {17, 17}, {5000, 5000}, {3, 0}, {64, 64},
+                                                 {129, 129}, {40, 23}, {0, 7},   {9, 300},     {2, 2}};
   for (bool causal : {true, false}) {
     CAPTURE(causal);
     Packed p(lens, 2, 1, 32, causal ? 5u : 6u);
@@ -98,13 +100,16 @@ TEST_CASE("varlen host: ragged lengths 1..5000 in one batch match per-sequence c
   }
 }
 
-TEST_CASE("varlen host: FP8 (e4m3fn) inputs run the FP8 specification per sequence; rows past the last offset are untouched") {
+TEST_CASE(
+    "varlen host: FP8 (e4m3fn) inputs run the FP8 specification per sequence; rows past the last offset are "
+    "untouched") {
   Packed p({{5, 9}, {33, 33}}, 4, 2, 16, 9);
   p.out.resize(p.out.size() + 3 * 4 * 16, 0x1234);  // three padding rows past cu_seqlens_q[batch]
   std::vector<std::uint8_t> q8(p.q.size()), k8(p.k.size()), v8(p.v.size());
   for (std::size_t i = 0; i < q8.size(); ++i) q8[i] = static_cast<std::uint8_t>((i * 37) % 0x70);
   for (std::size_t i = 0; i < k8.size(); ++i) k8[i] = static_cast<std::uint8_t>((i * 53) % 0x70);
-  for (std::size_t i = 0; i < v8.size(); ++i) v8[i] = static_cast<std::uint8_t>((i * 11) % 0xF0 == 0x7F ? 0 : (i * 11) % 0xF0);
+  for (std::size_t i = 0; i < v8.size(); ++i)
+    v8[i] = static_cast<std::uint8_t>((i * 11) % 0xF0 == 0x7F ? 0 : (i * 11) % 0xF0);
   zyfa::AttentionOptions opt;
   opt.causal = true;
   opt.q_descale = 0.5f, opt.k_descale = 0.25f, opt.v_descale = 2.0f;
@@ -113,22 +118,26 @@ TEST_CASE("varlen host: FP8 (e4m3fn) inputs run the FP8 specification per sequen
   };
   zyfa::TensorRef o = zyfa::TensorRef::contiguous(p.out.data(), zyfa::DType::bf16, 1, p.tq() + 3, 4, 16);
   std::vector<float> lse(static_cast<std::size_t>(4 * (p.tq() + 3)));
-  const zyfa::Status s = zyfa::host::flash_attn_varlen_func(r8(q8, p.tq() + 3 - 3, 4), r8(k8, p.tk(), 2), r8(v8, p.tk(), 2),
-                                                            zyfa::TensorRef::contiguous(p.out.data(), zyfa::DType::bf16, 1, p.tq(), 4, 16),
-                                                            lse.data(), p.cu_q.data(), p.cu_k.data(), 2, 33, 33, opt);
+  const zyfa::Status s =
+      zyfa::host::flash_attn_varlen_func(r8(q8, p.tq() + 3 - 3, 4), r8(k8, p.tk(), 2), r8(v8, p.tk(), 2),
+                                         zyfa::TensorRef::contiguous(p.out.data(), zyfa::DType::bf16, 1, p.tq(), 4, 16),
+                                         lse.data(), p.cu_q.data(), p.cu_k.data(), 2, 33, 33, opt);
   REQUIRE_MESSAGE(s.ok(), s.message);
   (void)o;
   for (std::size_t i = static_cast<std::size_t>(p.tq() * 4 * 16); i < p.out.size(); ++i) CHECK(p.out[i] == 0x1234);
   // sequence 1 against the fixed-length call
-  std::vector<std::uint8_t> q1(q8.begin() + 5 * 64, q8.end()), k1(k8.begin() + 9 * 32, k8.end()), v1(v8.begin() + 9 * 32, v8.end());
+  std::vector<std::uint8_t> q1(q8.begin() + 5 * 64, q8.end()), k1(k8.begin() + 9 * 32, k8.end()),
+      v1(v8.begin() + 9 * 32, v8.end());
   std::vector<std::uint16_t> o1(33 * 64);
   std::vector<float> l1(4 * 33);
   REQUIRE(zyfa::host::flash_attn_func(r8(q1, 33, 4), r8(k1, 33, 2), r8(v1, 33, 2),
-                                      zyfa::TensorRef::contiguous(o1.data(), zyfa::DType::bf16, 1, 33, 4, 16), l1.data(), opt)
+                                      zyfa::TensorRef::contiguous(o1.data(), zyfa::DType::bf16, 1, 33, 4, 16),
+                                      l1.data(), opt)
               .ok());
   CHECK(std::memcmp(o1.data(), p.out.data() + 5 * 64, o1.size() * 2) == 0);
   for (int hh = 0; hh < 4; ++hh)
-    for (int i = 0; i < 33; ++i) CHECK(l1[static_cast<std::size_t>(hh * 33 + i)] == lse[static_cast<std::size_t>(hh * p.tq() + 5 + i)]);
+    for (int i = 0; i < 33; ++i)
+      CHECK(l1[static_cast<std::size_t>(hh * 33 + i)] == lse[static_cast<std::size_t>(hh * p.tq() + 5 + i)]);
 }
 
 TEST_CASE("varlen: validation names the argument") {
@@ -139,15 +148,17 @@ TEST_CASE("varlen: validation names the argument") {
   CHECK(p.run(opt, 6, 11).message == "max_seqlen_k: 11 must be in [0, total_k = 10]");
   CHECK(p.run(opt, 0, 6).message == "max_seqlen_q: 0 must be in [1, total_q = 10]");
   p.cu_q = {0, 7, 6};
-  CHECK(p.run(opt, 7, 6).message == "cu_seqlens_q: entry 2 (6) is less than entry 1 (7); offsets must be non-decreasing");
+  CHECK(p.run(opt, 7, 6).message ==
+        "cu_seqlens_q: entry 2 (6) is less than entry 1 (7); offsets must be non-decreasing");
   p.cu_q = {1, 4, 10};
   CHECK(p.run(opt, 6, 6).message == "cu_seqlens_q: entry 0 must be 0, got 1");
   p.cu_q = {0, 4, 10};
   p.cu_k = {0, 4, 11};
   CHECK(p.run(opt, 6, 7).message == "cu_seqlens_k: last entry (11) exceeds the packed length 10");
   p.cu_k = {0, 4, 10};
-  zyfa::Status s = zyfa::host::flash_attn_varlen_func(p.ref(p.q, 10, 2), p.ref(p.k, 10, 2), p.ref(p.v, 10, 2),
-                                                      p.ref(p.out, 10, 2), p.lse.data(), nullptr, p.cu_k.data(), 2, 6, 6, opt);
+  zyfa::Status s =
+      zyfa::host::flash_attn_varlen_func(p.ref(p.q, 10, 2), p.ref(p.k, 10, 2), p.ref(p.v, 10, 2), p.ref(p.out, 10, 2),
+                                         p.lse.data(), nullptr, p.cu_k.data(), 2, 6, 6, opt);
   CHECK(s.message == "cu_seqlens_q: pointer is null");
   zyfa::TensorRef q2 = zyfa::TensorRef::contiguous(p.q.data(), zyfa::DType::bf16, 2, 5, 2, 16);
   zyfa::TensorRef o2 = zyfa::TensorRef::contiguous(p.out.data(), zyfa::DType::bf16, 2, 5, 2, 16);

@@ -18,13 +18,12 @@ extern "C" {
 // Query row i sees keys [lo_i, hi_i): lo_i = max(key_lo, window > 0 ? i - window + 1 : 0), hi_i = min(key_hi,
 // i + 1) (key_lo = 0, key_hi = S, window = 0: the plain causal layer, identical to fp8_attention). A row's
 // tiles and blocks start at lo_i. Rows with no key: out 0, lse -inf. recipe: the Fp8Recipe value; lse_mode:
-// the Fp8LseMode value; block_max_code: Lean P's block max code (-1: the recipe's own, 121 for zyfa, 120 for zyfa_v2). Returns 0, or 1 on
-// bad arguments.
-int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64_t S, std::int64_t H,
-                        std::int64_t HK, std::int64_t D, std::int64_t DV, std::int64_t window, std::int64_t key_lo,
-                        std::int64_t key_hi, float softmax_scale, float q_descale, float k_descale, float v_descale,
-                        const std::uint8_t* q, const std::uint8_t* k, const std::uint8_t* v, float* out, float* lse,
-                        int threads) {
+// the Fp8LseMode value; block_max_code: Lean P's block max code (-1: the recipe's own, 121 for zyfa, 120 for zyfa_v2).
+// Returns 0, or 1 on bad arguments.
+int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64_t S, std::int64_t H, std::int64_t HK,
+                        std::int64_t D, std::int64_t DV, std::int64_t window, std::int64_t key_lo, std::int64_t key_hi,
+                        float softmax_scale, float q_descale, float k_descale, float v_descale, const std::uint8_t* q,
+                        const std::uint8_t* k, const std::uint8_t* v, float* out, float* lse, int threads) {
   if (recipe < 0 || recipe > 8 || lse_mode < 0 || lse_mode > 2 || S <= 0 || H <= 0 || HK <= 0 || H % HK != 0 ||
       D <= 0 || DV <= 0 || !q || !k || !v || !out || !lse)
     return 1;

@@ -24,6 +24,8 @@ ZYFA_GLOBAL void zyfa_device_smoke_exp2(const float* in, float* out, int n) {
   const unsigned i = zyfa::dev::block_idx_x() * 256u + zyfa::dev::thread_idx_x();
   if (i < static_cast<unsigned>(n)) out[i] = zyfa::dev::exp2f_fast(in[i]);
 #else
-  (void)in; (void)out; (void)n;
+  (void)in;
+  (void)out;
+  (void)n;
 #endif
 }

@@ -34,6 +34,7 @@ APT_PKGS=(
   zlib1g-dev=1:1.2.13.dfsg-1          # gzopen/gzread for .npy.gz inputs of examples/prefill
   clang-22=1:22.1.8-1~deb12u1          # HIP device code for gfx950/gfx942
   clang-tools-22=1:22.1.8-1~deb12u1    # clang-offload-bundler: clang -x hip -c (host + device in one object)
+  clang-format=1:14.0-55.7~deb12u1     # .clang-format check (tools/ci/check_format.sh)
   llvm-22=1:22.1.8-1~deb12u1
   lld-22=1:22.1.8-1~deb12u1
   libamdhip64-dev=5.2.3-8              # HIP 5.2 headers (/usr/include/hip)

@@ -29,8 +29,8 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 /// bytes and reads nothing (src-size 0); `src` must still be a valid global address.
 __device__ __forceinline__ void copy16_async(void* smem_dst, const void* gmem_src, bool valid) {
   const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)),
-               "l"(gmem_src), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src),
+               "r"(src_bytes));
 }
 /// Closes the group of cp.async issued since the last commit.
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -53,12 +53,10 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 
 /// D = A.B + D for one 16x8x16 bf16 tile with fp32 accumulators (layouts in the file comment).
 __device__ __forceinline__ void mma_bf16_16x8x16(float& c0, float& c1, float& c2, float& c3,
-                                                 const std::uint32_t (&a)[4], std::uint32_t b0,
-                                                 std::uint32_t b1) {
+                                                 const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   // Not volatile: a pure function of its operands, so the compiler may schedule it freely (ldmatrix and
   // cp.async stay volatile: they touch shared memory and must not cross barriers).
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

@@ -31,8 +31,7 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint32_t bar) {
 /// Adds `bytes` to the expected transaction count of the current phase, then one arrival (the TMA copies that
 /// name this barrier complete the bytes).
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar),
-               "r"(bytes)
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
                : "memory");
 }
 /// Blocks until the phase with parity `parity` (0 or 1) has completed (acquire: the phase's TMA data and the

@@ -35,18 +35,19 @@ namespace zyfa::arch::sm90 {
 /// (8 rows), lbo unused (1). MN-major bf16 tiles (V [key][d]): lbo = bytes between 64-column boxes, sbo = 1024
 /// (8 keys). Advancing the start address by +32 bytes moves one k16 step inside a K-major 128-byte row.
 __host__ __device__ constexpr std::uint64_t smem_desc_sw128(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
-  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) |
-         (static_cast<std::uint64_t>((lbo & 0x3FFFF) >> 4) << 16) |
+  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<std::uint64_t>((lbo & 0x3FFFF) >> 4) << 16) |
          (static_cast<std::uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (std::uint64_t{1} << 62);  // 1 = 128B swizzle
 }
 
 /// wgmma.mma_async m64nNk16 bf16 x bf16 -> fp32, A and B from shared memory, both K-major:
 /// d (N/2 fp32 per thread, layout above) = A(64x16) . B(16xN) + (scale_d ? d : 0). Asynchronous: d must not be
 /// touched until wgmma_wait<> has covered the group that holds this instruction.
-template <int N> struct WgmmaSS;
+template <int N>
+struct WgmmaSS;
 /// wgmma.mma_async m64nNk16 with A from 4 b32 registers (layout above) and B from shared memory MN-major
 /// (trans-b = 1): d = A . B + (scale_d ? d : 0). The A registers must not be written until the group completed.
-template <int N> struct WgmmaRS;
+template <int N>
+struct WgmmaRS;
 
 #if ZYFA_SM90A_PASS
 #include "sm90_wgmma_ops.inc"
@@ -74,11 +75,17 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 __device__ __forceinline__ void wgmma_fence() { __trap(); }
 __device__ __forceinline__ void wgmma_commit() { __trap(); }
 template <int Pending>
-__device__ __forceinline__ void wgmma_wait() { __trap(); }
+__device__ __forceinline__ void wgmma_wait() {
+  __trap();
+}
 template <int Regs>
-__device__ __forceinline__ void setmaxnreg_inc() { __trap(); }
+__device__ __forceinline__ void setmaxnreg_inc() {
+  __trap();
+}
 template <int Regs>
-__device__ __forceinline__ void setmaxnreg_dec() { __trap(); }
+__device__ __forceinline__ void setmaxnreg_dec() {
+  __trap();
+}
 #endif
 
 /// Keeps the compiler from moving accesses of `x` across a wgmma fence/wait (an empty asm that "reads and

@@ -2,9 +2,9 @@
 //
 // Compile time: a translation unit that wants ONE built-in kernel includes this header and calls
 // launch_builtin<DQK, DV>(params, stream): only that kernel is compiled. bf16/dispatch.hpp's launch_builtin(params,
-// stream) (used by zyfa::flash_attn_func) dispatches over every built-in pair and so compiles them all. To compile them once, in
-// separate translation units (in parallel), define ZYFA_SEPARATE_INSTANTIATION before including zyfa: the built-ins
-// are then declared `extern template`, and the project adds, per pair, one TU holding
+// stream) (used by zyfa::flash_attn_func) dispatches over every built-in pair and so compiles them all. To compile them
+// once, in separate translation units (in parallel), define ZYFA_SEPARATE_INSTANTIATION before including zyfa: the
+// built-ins are then declared `extern template`, and the project adds, per pair, one TU holding
 //   #include <zyfa/bf16/builtin.hpp>
 //   ZYFA_BF16_INSTANTIATE(128, 128)
 // (or ZYFA_BUILTIN_HEAD_DIMS(ZYFA_BF16_INSTANTIATE) for all; README "Compile time").
@@ -46,15 +46,17 @@ Status launch_builtin(const AttentionParams& params, rt::stream_t stream) {
 /// Explicit instantiation declaration / definition of launch_builtin<DQK, DV> (see the file comment), and with nvcc
 /// (ZYFA_BF16_SM90_WS) of the sm_90a pipeline's sm90ws::launch_builtin_ws<DQK, DV> that dispatch.hpp calls first.
 #if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
-#define ZYFA_BF16_WS_TEMPLATE_(DQK, DV) \
-  template ::zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(const ::zyfa::AttentionParams&, ::zyfa::rt::stream_t, bool*);
+#define ZYFA_BF16_WS_TEMPLATE_(DQK, DV)                                                                  \
+  template ::zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(const ::zyfa::AttentionParams&, \
+                                                                         ::zyfa::rt::stream_t, bool*);
 #else
 #define ZYFA_BF16_WS_TEMPLATE_(DQK, DV)
 #endif
-#define ZYFA_BF16_EXTERN_TEMPLATE(DQK, DV) \
-  extern template ::zyfa::Status zyfa::bf16::launch_builtin<DQK, DV>(const ::zyfa::AttentionParams&, ::zyfa::rt::stream_t); \
+#define ZYFA_BF16_EXTERN_TEMPLATE(DQK, DV)                                                           \
+  extern template ::zyfa::Status zyfa::bf16::launch_builtin<DQK, DV>(const ::zyfa::AttentionParams&, \
+                                                                     ::zyfa::rt::stream_t);          \
   extern ZYFA_BF16_WS_TEMPLATE_(DQK, DV)
-#define ZYFA_BF16_INSTANTIATE(DQK, DV) \
+#define ZYFA_BF16_INSTANTIATE(DQK, DV)                                                                               \
   template ::zyfa::Status zyfa::bf16::launch_builtin<DQK, DV>(const ::zyfa::AttentionParams&, ::zyfa::rt::stream_t); \
   ZYFA_BF16_WS_TEMPLATE_(DQK, DV)
 

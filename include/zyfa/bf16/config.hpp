@@ -2,7 +2,8 @@
 //
 // `KernelConfig<DQK, DV, BlockM, BlockN, Warps[, SkipRescale]>`: head_dim_qk, head_dim_v (elements), BlockM query
 // rows and BlockN keys per tile, Warps warps (NVIDIA, 32 threads) or wave64s (AMD) per block. Illegal combinations
-// fail at compile time with a sentence (here, in the Tile contract bf16/tile_contract.hpp and in the tiles). The built-in choices are in
+// fail at compile time with a sentence (here, in the Tile contract bf16/tile_contract.hpp and in the tiles). The
+// built-in choices are in
 // ../tile_config.hpp; a custom head-dim pair (any multiples of 8 up to 512 that fit) is
 // `zyfa::bf16::launch<KernelConfig<...>>` (examples/custom_head_dim).
 #pragma once
@@ -16,8 +17,11 @@ template <int DQK, int DV, int BlockM, int BlockN, int Warps, bool SkipRescale =
 struct KernelConfig {
   static_assert(DQK > 0 && DV > 0, "KernelConfig: head dims must be positive.");
   static_assert(DQK % 8 == 0 && DV % 8 == 0,
-                "KernelConfig: head dims must be multiples of 8 elements (16-byte rows chunks, as make_params requires for bf16).");
-  static_assert(DQK <= 512 && DV <= 512, "KernelConfig: head dims above 512 are not supported (the O accumulator would not fit the register file).");
+                "KernelConfig: head dims must be multiples of 8 elements (16-byte rows chunks, as make_params requires "
+                "for bf16).");
+  static_assert(
+      DQK <= 512 && DV <= 512,
+      "KernelConfig: head dims above 512 are not supported (the O accumulator would not fit the register file).");
   static_assert(BlockN % 32 == 0, "KernelConfig: BlockN must be a multiple of 32.");
   static_assert(Warps >= 1 && Warps <= 16, "KernelConfig: 1 to 16 warps per block.");
 

@@ -13,12 +13,12 @@ namespace zyfa::bf16 {
 /// and the built-in list when the pair is not built in; otherwise as launch<Config>.
 inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream) {
 #if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
-#define ZYFA_BF16_DISPATCH_(DQK, DV)                                              \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV) {                               \
-    bool launched = false;                                                        \
-    const Status ws = sm90ws::launch_builtin_ws<DQK, DV>(p, stream, &launched);   \
-    if (!ws || launched) return ws;                                               \
-    return launch_builtin<DQK, DV>(p, stream);                                    \
+#define ZYFA_BF16_DISPATCH_(DQK, DV)                                            \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) {                             \
+    bool launched = false;                                                      \
+    const Status ws = sm90ws::launch_builtin_ws<DQK, DV>(p, stream, &launched); \
+    if (!ws || launched) return ws;                                             \
+    return launch_builtin<DQK, DV>(p, stream);                                  \
   }
 #else
 #define ZYFA_BF16_DISPATCH_(DQK, DV) \

@@ -29,8 +29,8 @@ __device__ __forceinline__ std::uint32_t bf16_bits_rne(float x) {
 /// `scale_log2` = softmax_scale * log2(e).
 template <int DV, class Tile, int Rows, int OC, bool Skip>
 __device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Rows, Skip>& sm, std::uint16_t* o_tile,
-                             std::int64_t o_row_stride, float* lse_tile, int rows_valid, float scale_log2,
-                             int warp, int lane) {
+                             std::int64_t o_row_stride, float* lse_tile, int rows_valid, float scale_log2, int warp,
+                             int lane) {
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
     const float l = Tile::row_sum(sm.l[r]);
@@ -46,8 +46,7 @@ __device__ void store_output(float (&o)[Rows][OC], const OnlineSoftmax<Tile, Row
       *reinterpret_cast<std::uint32_t*>(dst + Tile::col_of(lane, i)) = packed;
     }
     if (lse_tile != nullptr && Tile::is_row_leader(lane)) {
-      lse_tile[row] = no_key ? -__builtin_huge_valf()
-                             : (sm.m[r] * scale_log2 + zyfa::dev::log2f_fast(l)) * kLn2;
+      lse_tile[row] = no_key ? -__builtin_huge_valf() : (sm.m[r] * scale_log2 + zyfa::dev::log2f_fast(l)) * kLn2;
     }
   }
 }

@@ -21,10 +21,11 @@ struct FwdArgs {
   std::int64_t v_batch_stride, v_row_stride, v_head_stride;
   std::int64_t o_batch_stride, o_row_stride, o_head_stride;
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
-  int num_m_blocks;  ///< ceil(seqlen_q / BlockM)
-  int causal;        ///< 0 or 1
-  int causal_offset; ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
-  float scale_log2;  ///< AttentionParams::scale_softmax_log2 = softmax_scale * log2(e): scores are exponentiated with exp2 in the log2 domain
+  int num_m_blocks;   ///< ceil(seqlen_q / BlockM)
+  int causal;         ///< 0 or 1
+  int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
+  float scale_log2;   ///< AttentionParams::scale_softmax_log2 = softmax_scale * log2(e): scores are exponentiated with
+                      ///< exp2 in the log2 domain
   /// softmax_lse element strides of the batch and head dims (rows are contiguous): fixed length
   /// num_heads * seqlen_q and seqlen_q ([batch, num_heads, seqlen_q]); varlen 0 and total_q ([num_heads, total_q]).
   std::int64_t lse_batch_stride, lse_head_stride;

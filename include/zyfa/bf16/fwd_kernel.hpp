@@ -64,8 +64,8 @@ __device__ bool keys_have_nonfinite_v(const std::uint16_t* gv, std::int64_t row_
 /// only for blocks that met a non-finite V on the diagonal.
 template <int Threads, int DV>
 ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t o_row_stride, const std::uint16_t* gv,
-                                        std::int64_t v_row_stride, int key_lo, int seqlen_k, int causal_offset,
-                                        int m0, int rows_valid, int tid) {
+                                                 std::int64_t v_row_stride, int key_lo, int seqlen_k, int causal_offset,
+                                                 int m0, int rows_valid, int tid) {
 #pragma unroll 1
   for (int e = tid; e < rows_valid * DV; e += Threads) {
     const int row = e / DV, d = e % DV;
@@ -74,7 +74,8 @@ ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t
     bool any = false;
 #pragma unroll 1
     for (int j = key_lo; j <= last; ++j) {
-      const float x = __builtin_bit_cast(float, static_cast<std::uint32_t>(gv[static_cast<std::int64_t>(j) * v_row_stride + d]) << 16);
+      const float x = __builtin_bit_cast(
+          float, static_cast<std::uint32_t>(gv[static_cast<std::int64_t>(j) * v_row_stride + d]) << 16);
       if (!__builtin_isfinite(x)) {
         add += x;
         any = true;
@@ -82,7 +83,8 @@ ZYFA_COLD_DEVICE_FN void add_visible_nonfinite_v(std::uint16_t* go, std::int64_t
     }
     if (any) {
       std::uint16_t* dst = go + static_cast<std::int64_t>(row) * o_row_stride + d;
-      *dst = static_cast<std::uint16_t>(bf16_bits_rne(__builtin_bit_cast(float, static_cast<std::uint32_t>(*dst) << 16) + add));
+      *dst = static_cast<std::uint16_t>(
+          bf16_bits_rne(__builtin_bit_cast(float, static_cast<std::uint32_t>(*dst) << 16) + add));
     }
   }
 }
@@ -140,11 +142,13 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs arg
   const int n_tiles = visible_key_tiles<kBlockM, kBlockN>(a, m0);
   if (n_tiles > 0) {
     typename Tile::QFrag qf;
-    if constexpr (Tile::kQInSmem) copy_tile<Tile, kThreads, kBlockM, kDQK, kDQKReal>(sq, gq, a.q_row_stride, rows_valid, tid);
+    if constexpr (Tile::kQInSmem)
+      copy_tile<Tile, kThreads, kBlockM, kDQK, kDQKReal>(sq, gq, a.q_row_stride, rows_valid, tid);
     {
       const int n = n_tiles - 1;
-      copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk, gk + static_cast<std::int64_t>(n) * kBlockN * a.k_row_stride,
-                                               a.k_row_stride, a.seqlen_k - n * kBlockN, tid);
+      copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk,
+                                                         gk + static_cast<std::int64_t>(n) * kBlockN * a.k_row_stride,
+                                                         a.k_row_stride, a.seqlen_k - n * kBlockN, tid);
       Tile::commit();
     }
     if constexpr (!Tile::kQInSmem) Tile::load_q(qf, gq, a.q_row_stride, rows_valid, kDQKReal, warp, lane);
@@ -191,8 +195,8 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs arg
         zyfa::dev::sync_threads();  // V[n] visible; every warp is done with K[n]
       }
       if (n > 0) {
-        copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride,
-                                                 a.k_row_stride, kBlockN, tid_l);
+        copy_tile<Tile, kThreads, kBlockN, kDQK, kDQKReal>(
+            sk, gk + static_cast<std::int64_t>(n0 - kBlockN) * a.k_row_stride, a.k_row_stride, kBlockN, tid_l);
         Tile::commit();
       }
       sm.update(s, o, a.scale_log2);
@@ -209,7 +213,7 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs arg
       any = v_nonfinite;
     else  // no barrier-with-OR (AMD): every wave scans the diagonal tiles' V again
       any = key_lo < key_hi && keys_have_nonfinite_v<Tile, kDVReal>(gv, a.v_row_stride, key_lo, key_hi, lane);
-    if (any) {  // block-uniform
+    if (any) {                    // block-uniform
       zyfa::dev::sync_threads();  // every thread's output stores are visible
       add_visible_nonfinite_v<kThreads, kDVReal>(go, a.o_row_stride, gv, a.v_row_stride, key_lo, a.seqlen_k,
                                                  a.causal_offset, m0, rows_valid, tid);

@@ -95,15 +95,16 @@ struct CdnaWaveTile32 {
 #pragma unroll
     for (int st = 0; st < DQK / 16; ++st) {
       u32x4 v = {0u, 0u, 0u, 0u};
-      if (row < rows_valid && 16 * st + 8 * (lane / 32) < cols_valid) v = *reinterpret_cast<const u32x4*>(src + 16 * st);
+      if (row < rows_valid && 16 * st + 8 * (lane / 32) < cols_valid)
+        v = *reinterpret_cast<const u32x4*>(src + 16 * st);
       f.q[st] = __builtin_bit_cast(bf16x8, v);
     }
   }
 
   /// s = (K.Q^T) for the BlockN keys in `sk` (KLayout, LDS) and this wave's 32 queries: raw fp32 scores,
   /// softmax_scale not applied. The `sq` and `warp` arguments are unused (Q is in `f`).
-  __device__ static void qk(float (&s)[1][kSCols], const QFrag& f, const std::uint16_t*, const std::uint16_t* sk,
-                            int, int lane) {
+  __device__ static void qk(float (&s)[1][kSCols], const QFrag& f, const std::uint16_t*, const std::uint16_t* sk, int,
+                            int lane) {
 #pragma unroll
     for (int kt = 0; kt < BlockN / 32; ++kt) {
       f32x16 acc = {};

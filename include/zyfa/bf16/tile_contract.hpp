@@ -48,22 +48,26 @@ constexpr bool check_tile() {
                 "Tile contract: kRowsPerThread, kSCols > 0 and kOCols > 0 even (output written in pairs).");
   static_assert(std::is_same_v<decltype(Tile::kQInSmem), const bool>, "Tile contract: kQInSmem (bool).");
   using QFrag = typename Tile::QFrag;
-  static_assert(std::is_same_v<decltype(&Tile::row_of), int (*)(int, int, int)>, "Tile contract: int row_of(warp, lane, r).");
+  static_assert(std::is_same_v<decltype(&Tile::row_of), int (*)(int, int, int)>,
+                "Tile contract: int row_of(warp, lane, r).");
   static_assert(std::is_same_v<decltype(&Tile::col_of), int (*)(int, int)>, "Tile contract: int col_of(lane, i).");
-  static_assert(std::is_same_v<decltype(&Tile::is_row_leader), bool (*)(int)>, "Tile contract: bool is_row_leader(lane).");
+  static_assert(std::is_same_v<decltype(&Tile::is_row_leader), bool (*)(int)>,
+                "Tile contract: bool is_row_leader(lane).");
   static_assert(std::is_same_v<decltype(&Tile::row_max), float (*)(float)>, "Tile contract: float row_max(float).");
   static_assert(std::is_same_v<decltype(&Tile::row_sum), float (*)(float)>, "Tile contract: float row_sum(float).");
   static_assert(std::is_same_v<decltype(&Tile::exp2), float (*)(float)>, "Tile contract: float exp2(float).");
   static_assert(std::is_same_v<decltype(&Tile::warp_any), bool (*)(bool)>, "Tile contract: bool warp_any(bool).");
-  static_assert(std::is_same_v<decltype(&Tile::load_q),
-                               void (*)(QFrag&, const std::uint16_t*, std::int64_t, int, int, int, int)>,
-                "Tile contract: void load_q(QFrag&, const uint16_t* gq, int64_t row_stride, int rows_valid, int cols_valid, int warp, int lane).");
-  static_assert(std::is_same_v<decltype(&Tile::qk), void (*)(float (&)[R][SC], const QFrag&, const std::uint16_t*,
+  static_assert(
+      std::is_same_v<decltype(&Tile::load_q), void (*)(QFrag&, const std::uint16_t*, std::int64_t, int, int, int, int)>,
+      "Tile contract: void load_q(QFrag&, const uint16_t* gq, int64_t row_stride, int rows_valid, int cols_valid, int "
+      "warp, int lane).");
+  static_assert(std::is_same_v<decltype(&Tile::qk), void (*)(float(&)[R][SC], const QFrag&, const std::uint16_t*,
                                                              const std::uint16_t*, int, int)>,
-                "Tile contract: void qk(float (&s)[R][SC], const QFrag&, const uint16_t* sq, const uint16_t* sk, int warp, int lane).");
-  static_assert(std::is_same_v<decltype(&Tile::pv),
-                               void (*)(float (&)[R][OC], const float (&)[R][SC], const std::uint16_t*, int)>,
-                "Tile contract: void pv(float (&o)[R][OC], const float (&p)[R][SC], const uint16_t* sv, int lane).");
+                "Tile contract: void qk(float (&s)[R][SC], const QFrag&, const uint16_t* sq, const uint16_t* sk, int "
+                "warp, int lane).");
+  static_assert(
+      std::is_same_v<decltype(&Tile::pv), void (*)(float(&)[R][OC], const float(&)[R][SC], const std::uint16_t*, int)>,
+      "Tile contract: void pv(float (&o)[R][OC], const float (&p)[R][SC], const uint16_t* sv, int lane).");
   static_assert(std::is_same_v<decltype(&Tile::opaque), int (*)(int)>, "Tile contract: int opaque(int).");
   static_assert(std::is_same_v<decltype(&Tile::copy16), void (*)(void*, const void*, bool)>,
                 "Tile contract: void copy16(void* smem, const void* gmem, bool valid).");

@@ -51,8 +51,8 @@ __device__ __forceinline__ bool sanitize_own_chunks(std::uint16_t* smem, int tid
   constexpr int kIters = (kChunks + Threads - 1) / Threads;
   // When every thread keeps its chunk column and steps by a multiple of the swizzle group in rows, its chunks are
   // one base offset plus a constant stride: compile-time offsets, loads issued back to back (the built-in tiles).
-  constexpr bool kStrided = kChunks % Threads == 0 && Threads % Layout::kChunks == 0 &&
-                            (Threads / Layout::kChunks) % Layout::kGroup == 0;
+  constexpr bool kStrided =
+      kChunks % Threads == 0 && Threads % Layout::kChunks == 0 && (Threads / Layout::kChunks) % Layout::kGroup == 0;
   constexpr int kStride = kStrided ? (Threads / Layout::kChunks) * Cols : 0;  // elements between a thread's chunks
   const int base = Layout::offset(tid / Layout::kChunks, (tid % Layout::kChunks) * 8);
   bool found = false;
@@ -78,7 +78,8 @@ __device__ __forceinline__ bool sanitize_own_chunks(std::uint16_t* smem, int tid
       // SDWA/packed-u16 forms that zyfa's gfx950 emulator does not model).
       const std::uint32_t x = w[k];
       const float lo = __builtin_bit_cast(float, x << 16), hi = __builtin_bit_cast(float, x & 0xFFFF0000u);
-      const std::uint32_t keep = (__builtin_isfinite(lo) ? 0x0000FFFFu : 0u) | (__builtin_isfinite(hi) ? 0xFFFF0000u : 0u);
+      const std::uint32_t keep =
+          (__builtin_isfinite(lo) ? 0x0000FFFFu : 0u) | (__builtin_isfinite(hi) ? 0xFFFF0000u : 0u);
       if (keep != 0xFFFFFFFFu) {
         w[k] = x & keep;
         found = true;

@@ -116,8 +116,7 @@ struct Sm90WarpTile {
     for (int ks = 0; ks < DQK / 16; ++ks) {
       std::uint32_t a[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-        ldmatrix_x4(a[mt], qa.at(mt * 16, ks));
+      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(a[mt], qa.at(mt * 16, ks));
 #pragma unroll
       for (int p = 0; p < BlockN / 16; ++p) {
         std::uint32_t b[4];

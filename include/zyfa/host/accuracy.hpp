@@ -181,14 +181,14 @@ inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, 
   }
   detail::ErrorAccumulator acc;
   std::vector<double> ref_out(static_cast<std::size_t>(p.head_dim_v)), p_ref, p_test;
-  for_each_query_row(p, [&](std::int64_t, std::int64_t, std::int64_t i, const float* q_row, const HeadMatrix& k,
-                            const HeadMatrix& v) {
-    double ref_lse = 0;
-    reference_row(p, q_row, k, v, i, ref_out.data(), &ref_lse, &p_ref);
-    const std::int64_t n = visible_keys(p, i);
-    const Fp8RowOutput o = fp8_row(p, recipe, fp8_logits_row(p, q_row, k, n), v, &p_test, nullptr, block_max_code);
-    acc.add_row(ref_out.data(), o.out.data(), p.head_dim_v, p_ref, p_test, ref_lse, o.lse, n > 0);
-  });
+  for_each_query_row(
+      p, [&](std::int64_t, std::int64_t, std::int64_t i, const float* q_row, const HeadMatrix& k, const HeadMatrix& v) {
+        double ref_lse = 0;
+        reference_row(p, q_row, k, v, i, ref_out.data(), &ref_lse, &p_ref);
+        const std::int64_t n = visible_keys(p, i);
+        const Fp8RowOutput o = fp8_row(p, recipe, fp8_logits_row(p, q_row, k, n), v, &p_test, nullptr, block_max_code);
+        acc.add_row(ref_out.data(), o.out.data(), p.head_dim_v, p_ref, p_test, ref_lse, o.lse, n > 0);
+      });
   return acc.result(recipe_name(recipe));
 }
 

@@ -103,9 +103,9 @@
 //            code_j = lean_p_code(y_j, c)        [the chord 1 + f of Lean P bent onto 2^f: exact at f = 0, 1/2, 1]
 //   acc[e] = fmaf(acc[e], alpha, pv[e] * s_blk);  l = fmaf(l, alpha, l_blk * s_blk);
 //   lse = (m + log2f(l)) * kLn2 (Fp8LseMode::exact: as for zyfa). Cost against zyfa: four VALU ops per
-//   probability (the multiply by 1/8, fract, two FMAs), one exp2 per row and block, and the block scale is no longer a power of two:
-//   a kernel scales the block's P.V (or the accumulator) by s_blk in fp32 instead of folding it into the MFMA's
-//   E8M0 scale.
+//   probability (the multiply by 1/8, fract, two FMAs), one exp2 per row and block, and the block scale is no longer a
+//   power of two: a kernel scales the block's P.V (or the accumulator) by s_blk in fp32 instead of folding it into the
+//   MFMA's E8M0 scale.
 //
 // STEP 2 (aiter_like, scaled_p) -- two passes over the row with the exact row max:
 //   m = max t_j;  p_j = exp2f(t_j - m) * gain (gain 1 for aiter_like, 256 for scaled_p; exact multiply);
@@ -161,31 +161,44 @@ namespace zyfa::host {
 
 /// The FP8 softmax/P recipes of the specification (see the file comment).
 enum class Fp8Recipe : std::uint8_t {
-  aiter_like, scaled_p, zyfa, zyfa_exact,                 // the specification's own four (order kept)
-  aiter_asm_hd128, aiter_asm_hd256, aiter_ck, fa3,        // the peers, as their kernels run (see PEERS)
-  zyfa_v2                                                 // the revised zyfa recipe (STEP 2 (zyfa_v2))
+  aiter_like,
+  scaled_p,
+  zyfa,
+  zyfa_exact,  // the specification's own four (order kept)
+  aiter_asm_hd128,
+  aiter_asm_hd256,
+  aiter_ck,
+  fa3,     // the peers, as their kernels run (see PEERS)
+  zyfa_v2  // the revised zyfa recipe (STEP 2 (zyfa_v2))
 };
 
 /// Every recipe, in enum order.
-inline constexpr Fp8Recipe kAllFp8Recipes[9] = {Fp8Recipe::aiter_like,      Fp8Recipe::scaled_p,
-                                                Fp8Recipe::zyfa,            Fp8Recipe::zyfa_exact,
-                                                Fp8Recipe::aiter_asm_hd128, Fp8Recipe::aiter_asm_hd256,
-                                                Fp8Recipe::aiter_ck,        Fp8Recipe::fa3,
-                                                Fp8Recipe::zyfa_v2};
+inline constexpr Fp8Recipe kAllFp8Recipes[9] = {
+    Fp8Recipe::aiter_like,      Fp8Recipe::scaled_p, Fp8Recipe::zyfa, Fp8Recipe::zyfa_exact, Fp8Recipe::aiter_asm_hd128,
+    Fp8Recipe::aiter_asm_hd256, Fp8Recipe::aiter_ck, Fp8Recipe::fa3,  Fp8Recipe::zyfa_v2};
 
 /// Lower-case name ("aiter_like", "scaled_p", "zyfa", "zyfa_exact", "aiter_asm_hd128", "aiter_asm_hd256",
 /// "aiter_ck", "fa3", "zyfa_v2").
 inline const char* recipe_name(Fp8Recipe r) {
   switch (r) {
-    case Fp8Recipe::aiter_like: return "aiter_like";
-    case Fp8Recipe::scaled_p: return "scaled_p";
-    case Fp8Recipe::zyfa: return "zyfa";
-    case Fp8Recipe::zyfa_exact: return "zyfa_exact";
-    case Fp8Recipe::aiter_asm_hd128: return "aiter_asm_hd128";
-    case Fp8Recipe::aiter_asm_hd256: return "aiter_asm_hd256";
-    case Fp8Recipe::aiter_ck: return "aiter_ck";
-    case Fp8Recipe::fa3: return "fa3";
-    case Fp8Recipe::zyfa_v2: return "zyfa_v2";
+    case Fp8Recipe::aiter_like:
+      return "aiter_like";
+    case Fp8Recipe::scaled_p:
+      return "scaled_p";
+    case Fp8Recipe::zyfa:
+      return "zyfa";
+    case Fp8Recipe::zyfa_exact:
+      return "zyfa_exact";
+    case Fp8Recipe::aiter_asm_hd128:
+      return "aiter_asm_hd128";
+    case Fp8Recipe::aiter_asm_hd256:
+      return "aiter_asm_hd256";
+    case Fp8Recipe::aiter_ck:
+      return "aiter_ck";
+    case Fp8Recipe::fa3:
+      return "fa3";
+    case Fp8Recipe::zyfa_v2:
+      return "zyfa_v2";
   }
   return "?";
 }
@@ -201,11 +214,16 @@ inline constexpr bool is_peer_recipe(Fp8Recipe r) {
 /// FP8 tile table); FA3 per hopper/tile_size.h (FP8, causal, no paging, two MMA warpgroups).
 inline constexpr int peer_key_block(Fp8Recipe r, std::int64_t d) {
   switch (r) {
-    case Fp8Recipe::aiter_asm_hd128: return 128;
-    case Fp8Recipe::aiter_asm_hd256: return 64;
-    case Fp8Recipe::aiter_ck: return d <= 64 ? 64 : 128;
-    case Fp8Recipe::fa3: return d <= 64 ? 160 : d <= 96 ? 128 : d <= 128 ? 224 : d <= 192 ? 160 : 128;
-    default: return 0;
+    case Fp8Recipe::aiter_asm_hd128:
+      return 128;
+    case Fp8Recipe::aiter_asm_hd256:
+      return 64;
+    case Fp8Recipe::aiter_ck:
+      return d <= 64 ? 64 : 128;
+    case Fp8Recipe::fa3:
+      return d <= 64 ? 160 : d <= 96 ? 128 : d <= 128 ? 224 : d <= 192 ? 160 : 128;
+    default:
+      return 0;
   }
 }
 
@@ -522,8 +540,8 @@ struct Fp8Output {
   std::vector<float> lse;
 };
 
-/// Runs `recipe` on params `p` whose tensors are in HOST memory (`lse_mode`: zyfa's LSE rule). Errors: `r` null; q/k/v not e4m3fn
-/// (invalid_argument naming "q"). p.out / p.softmax_lse are not touched.
+/// Runs `recipe` on params `p` whose tensors are in HOST memory (`lse_mode`: zyfa's LSE rule). Errors: `r` null; q/k/v
+/// not e4m3fn (invalid_argument naming "q"). p.out / p.softmax_lse are not touched.
 inline Status fp8_attention(const AttentionParams& p, Fp8Recipe recipe, Fp8Output* r,
                             Fp8LseMode lse_mode = Fp8LseMode::corrected) {
   if (r == nullptr) return Status::invalid("r: output pointer is null");

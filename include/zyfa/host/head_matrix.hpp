@@ -21,9 +21,12 @@ namespace zyfa::host {
 /// (host memory). bf16 and both e4m3 flavours decode exactly; fp32 is read as is.
 inline float stored_value(DType t, const void* base, std::int64_t offset) {
   switch (t) {
-    case DType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[offset]);
-    case DType::e4m3fn: return e4m3fn_to_float(static_cast<const std::uint8_t*>(base)[offset]);
-    case DType::e4m3fnuz: return e4m3fnuz_to_float(static_cast<const std::uint8_t*>(base)[offset]);
+    case DType::bf16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(base)[offset]);
+    case DType::e4m3fn:
+      return e4m3fn_to_float(static_cast<const std::uint8_t*>(base)[offset]);
+    case DType::e4m3fnuz:
+      return e4m3fnuz_to_float(static_cast<const std::uint8_t*>(base)[offset]);
     case DType::fp32: {
       float f;
       std::memcpy(&f, static_cast<const unsigned char*>(base) + offset * 4, 4);
@@ -43,7 +46,7 @@ struct HeadMatrix {
 
 namespace detail {
 inline HeadMatrix read_head_slice(DType t, const void* base, std::int64_t rows, std::int64_t cols, std::int64_t start,
-                               std::int64_t row_stride) {
+                                  std::int64_t row_stride) {
   HeadMatrix m;
   m.rows = rows;
   m.cols = cols;
@@ -58,18 +61,18 @@ inline HeadMatrix read_head_slice(DType t, const void* base, std::int64_t rows, 
 /// Stored values of q[b, :, h, :] as [seqlen_q, head_dim_qk] (h: query head). p's tensors must be in HOST
 /// memory and b/h in range (unchecked: make_params validated the strides). Same for read_k_head / read_v_head.
 inline HeadMatrix read_q_head(const AttentionParams& p, std::int64_t b, std::int64_t h) {
-  return detail::read_head_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk, b * p.q_batch_stride + h * p.q_head_stride,
-                              p.q_row_stride);
+  return detail::read_head_slice(p.qkv_dtype, p.q, p.seqlen_q, p.head_dim_qk,
+                                 b * p.q_batch_stride + h * p.q_head_stride, p.q_row_stride);
 }
 /// Stored values of k[b, :, hk, :] as [seqlen_k, head_dim_qk] (hk: key/value head).
 inline HeadMatrix read_k_head(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::read_head_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk, b * p.k_batch_stride + hk * p.k_head_stride,
-                              p.k_row_stride);
+  return detail::read_head_slice(p.qkv_dtype, p.k, p.seqlen_k, p.head_dim_qk,
+                                 b * p.k_batch_stride + hk * p.k_head_stride, p.k_row_stride);
 }
 /// Stored values of v[b, :, hk, :] as [seqlen_k, head_dim_v] (hk: key/value head).
 inline HeadMatrix read_v_head(const AttentionParams& p, std::int64_t b, std::int64_t hk) {
-  return detail::read_head_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v, b * p.v_batch_stride + hk * p.v_head_stride,
-                              p.v_row_stride);
+  return detail::read_head_slice(p.qkv_dtype, p.v, p.seqlen_k, p.head_dim_v,
+                                 b * p.v_batch_stride + hk * p.v_head_stride, p.v_row_stride);
 }
 
 /// Calls `f(b, h, i, q_row, k, v)` for every query row of `p` (tensors in HOST memory, as for read_q_head):

@@ -5,10 +5,10 @@
 #include <cuda_runtime.h>
 
 namespace zyfa::rt {
-using stream_t = cudaStream_t;  ///< hipStream_t
-using error_t = cudaError_t;    ///< hipError_t
+using stream_t = cudaStream_t;                   ///< hipStream_t
+using error_t = cudaError_t;                     ///< hipError_t
 inline constexpr error_t success = cudaSuccess;  ///< hipSuccess
-inline constexpr bool has_gpu_runtime = true;     ///< false only in platform/host.hpp
+inline constexpr bool has_gpu_runtime = true;    ///< false only in platform/host.hpp
 /// The runtime's text for `e` (static storage; never null).
 inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
 /// Returns and clears the last error of the calling host thread (checks a `<<<...>>>` launch).

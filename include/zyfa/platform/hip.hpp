@@ -28,8 +28,7 @@ inline error_t max_dynamic_shared_bytes(int* n, int d) {
 /// Sets a kernel's dynamic LDS limit to `bytes` (hipFuncSetAttribute; kept for parity with CUDA's opt-in).
 template <typename Kernel>
 inline error_t set_max_dynamic_shared_bytes(Kernel kernel, int bytes) {
-  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                             hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 }  // namespace zyfa::rt
 

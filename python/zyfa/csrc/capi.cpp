@@ -79,8 +79,9 @@ zyfa::AttentionOptions to_options(const zyfa_options* o) {
 
 int finish(const zyfa::Status& s, char* err, int err_len) {
   if (err != nullptr && err_len > 0) {
-    const std::size_t n = s.message.size() < static_cast<std::size_t>(err_len - 1) ? s.message.size()
-                                                                                  : static_cast<std::size_t>(err_len - 1);
+    const std::size_t n = s.message.size() < static_cast<std::size_t>(err_len - 1)
+                              ? s.message.size()
+                              : static_cast<std::size_t>(err_len - 1);
     std::memcpy(err, s.message.data(), n);
     err[n] = '\0';
   }
@@ -101,8 +102,8 @@ int zyfa_set_device(int device, char* err, int err_len) {
 #if ZYFA_PLATFORM_CUDA
   const cudaError_t e = cudaSetDevice(device);
   if (e != cudaSuccess)
-    return finish(zyfa::Status::runtime(std::string("cudaSetDevice(") + std::to_string(device) + ") failed: " +
-                                        cudaGetErrorString(e)),
+    return finish(zyfa::Status::runtime(std::string("cudaSetDevice(") + std::to_string(device) +
+                                        ") failed: " + cudaGetErrorString(e)),
                   err, err_len);
 #else
   (void)device;
@@ -138,8 +139,8 @@ int zyfa_fwd_portable(const zyfa_tensor* q, const zyfa_tensor* k, const zyfa_ten
     return finish(s, err, err_len);
   if (p.qkv_dtype != zyfa::DType::bf16)
     return finish(zyfa::Status::unsupported("q: the portable kernel takes bf16 only"), err, err_len);
-#define ZYFA_CAPI_PORTABLE_(DQK, DV)                  \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV)     \
+#define ZYFA_CAPI_PORTABLE_(DQK, DV)              \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) \
     return finish(zyfa::bf16::launch_builtin<DQK, DV>(p, static_cast<zyfa::rt::stream_t>(stream)), err, err_len);
   ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_PORTABLE_)
 #undef ZYFA_CAPI_PORTABLE_

@@ -17,7 +17,8 @@ struct WsConfig {
   static_assert(DQK % 64 == 0 && DV % 64 == 0, "WsConfig: head dims must be multiples of 64 (128-byte swizzle boxes).");
   static_assert(DQK <= 256 && DV <= 256, "WsConfig: head dims up to 256 (one wgmma N for P.V).");
   static_assert(DV <= DQK, "WsConfig: head_dim_v <= head_dim_qk (the O tile reuses the Q tile's shared memory).");
-  static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "WsConfig: BlockN must be a multiple of 16 in [16, 256].");
+  static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256,
+                "WsConfig: BlockN must be a multiple of 16 in [16, 256].");
   static_assert(Stages >= 2, "WsConfig: at least 2 K/V stages.");
 
   static constexpr int kDQK = DQK, kDV = DV;
@@ -34,11 +35,11 @@ struct WsConfig {
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).
   static constexpr int kScanUnroll = 4;
-  static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;    ///< 64-column (128-byte) swizzle boxes
-  static constexpr int kQBytes = kBlockM * DQK * 2;              ///< Q tile: kQBoxes boxes of kBlockM x 128 B
-  static constexpr int kKBytes = BlockN * DQK * 2;               ///< one K stage: kQBoxes boxes of BlockN x 128 B
-  static constexpr int kVBytes = BlockN * DV * 2;                ///< one V stage: kVBoxes boxes of BlockN x 128 B
-  static constexpr int kOBytes = kBlockM * DV * 2;  ///< O staging tile: kVBoxes boxes of kBlockM x 128 B
+  static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;  ///< 64-column (128-byte) swizzle boxes
+  static constexpr int kQBytes = kBlockM * DQK * 2;            ///< Q tile: kQBoxes boxes of kBlockM x 128 B
+  static constexpr int kKBytes = BlockN * DQK * 2;             ///< one K stage: kQBoxes boxes of BlockN x 128 B
+  static constexpr int kVBytes = BlockN * DV * 2;              ///< one V stage: kVBoxes boxes of BlockN x 128 B
+  static constexpr int kOBytes = kBlockM * DV * 2;             ///< O staging tile: kVBoxes boxes of kBlockM x 128 B
   static constexpr int kQOff = 0;
   static constexpr int kKOff = kQOff + kQBytes;
   static constexpr int kVOff = kKOff + Stages * kKBytes;

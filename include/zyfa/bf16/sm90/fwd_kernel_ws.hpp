@@ -131,11 +131,11 @@ __device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
 }
 
 /// The kernel (persistent). Launch (launch_ws.hpp): min(num_blocks, SM count) CTAs in x (or num_blocks CTAs:
-/// WsSchedule::tile_grid_long_causal), each looping over work tiles t = blockIdx.x, + gridDim.x, ...; Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory; only on
-/// sm_90a devices and only when g_ws_body_compiled. The K/V ring, the Q buffer and the ping-pong order carry over
-/// from one tile to the next, so the producer loads the next tile's Q, K, V while the consumers finish the current
-/// one and store it.
-/// Snake: the causal tile order of tile_coord (WsSchedule::persistent_snake).
+/// WsSchedule::tile_grid_long_causal), each looping over work tiles t = blockIdx.x, + gridDim.x, ...; Cfg::kThreads
+/// threads, Cfg::kSmemBytes of dynamic shared memory; only on sm_90a devices and only when g_ws_body_compiled. The K/V
+/// ring, the Q buffer and the ping-pong order carry over from one tile to the next, so the producer loads the next
+/// tile's Q, K, V while the consumers finish the current one and store it. Snake: the causal tile order of tile_coord
+/// (WsSchedule::persistent_snake).
 template <class Cfg, bool Snake = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_constant__ WsArgs a) {
 #if ZYFA_SM90A_PASS
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       tma_prefetch(&a.tm_v);
       tma_prefetch(&a.tm_o);
     }
-    int kq = 0;              // keyed tiles (tiles with visible keys) loaded so far
+    int kq = 0;                               // keyed tiles (tiles with visible keys) loaded so far
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
 #pragma unroll 1
     for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             mbarrier_arrive_expect_tx(bars + B::kKFull + 8 * s, Cfg::kKBytes);
 #pragma unroll
             for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-              tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx, n * BN,
-                          hk, b);
+              tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx, n * BN, hk,
+                          b);
           }
         }
         if (i > 0) {  // V of tile i - 1 (P.V runs one tile behind S)
@@ -348,7 +348,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           if (c0 + 8 * (i / 4) + (i % 2) > limit[(i / 2) % 2]) s[i] = -__builtin_huge_valf();
       };
       // Online softmax of S (bf16/online_softmax.hpp): new row max, correction factors, S := exp2(S*scale - base).
-      auto softmax = [&](float (&corr)[2]) -> bool {
+      auto softmax = [&](float(&corr)[2]) -> bool {
         bool grew = false;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {

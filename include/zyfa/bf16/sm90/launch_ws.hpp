@@ -65,8 +65,8 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
   if (p.qkv_dtype != DType::bf16 || p.out_dtype != DType::bf16) return false;
   for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
     if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return false;
-  const std::int64_t strides[12] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride,
-                                    p.k_row_stride,   p.k_head_stride, p.v_batch_stride, p.v_row_stride,
+  const std::int64_t strides[12] = {p.q_batch_stride, p.q_row_stride,     p.q_head_stride,  p.k_batch_stride,
+                                    p.k_row_stride,   p.k_head_stride,    p.v_batch_stride, p.v_row_stride,
                                     p.v_head_stride,  p.out_batch_stride, p.out_row_stride, p.out_head_stride};
   for (std::int64_t s : strides)
     if (s <= 0 || s % 8 != 0 || s >= (std::int64_t{1} << 39)) return false;
@@ -98,8 +98,8 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
                                ") / 128) blocks exceeds the grid limit 2^31-1");
   WsArgs a{};
   using u64 = std::uint64_t;
-  auto enc = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds,
-                std::int64_t bt, std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
+  auto enc = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds, std::int64_t bt,
+                std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
     const u64 dims[4] = {static_cast<u64>(d), static_cast<u64>(s), static_cast<u64>(hds), static_cast<u64>(bt)};
     const u64 strides[3] = {static_cast<u64>(rs) * 2, static_cast<u64>(hs) * 2, static_cast<u64>(bs) * 2};
     return arch::sm90::encode_tensor_map_bf16_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
