@@ -359,6 +359,8 @@ inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const T
 inline Status check_cu_seqlens(const char* name, const char* max_name, const std::int32_t* cu, std::int64_t batch,
                                std::int64_t total, std::int64_t max_seqlen) {
   const std::string n = name;
+  if (cu == nullptr) return Status::invalid(n + ": pointer is null");
+  if (batch < 1) return Status::invalid(n + ": batch (its length - 1) must be >= 1, got " + std::to_string(batch));
   if (cu[0] != 0) return Status::invalid(n + ": entry 0 must be 0, got " + std::to_string(cu[0]));
   for (std::int64_t b = 0; b < batch; ++b) {
     if (cu[b + 1] < cu[b])

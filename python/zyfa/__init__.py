@@ -51,6 +51,80 @@ def _qkv(q, k, v, ndim, layout_q, layout_kv):
             raise ValueError(f"{name}: on device {t.device}, q on {q.device}")
 
 
+def _check_merge(out_a, lse_a, out_b, lse_b):
+    """merge_attn_states' argument checks; run by the wrapper and by the custom op itself (real and fake), so that
+    torch.ops.zyfa.merge_attn_states called directly is checked too."""
+    _tensor("out_a", out_a, out_a.dim() if isinstance(out_a, torch.Tensor) and out_a.dim() in (3, 4) else 4,
+            "[batch, seqlen, num_heads, head_dim] or [total, num_heads, head_dim]")
+    four = out_a.dim() == 4
+    _tensor("out_b", out_b, out_a.dim(), "as out_a")
+    _tensor("lse_a", lse_a, out_a.dim() - 1, "[batch, num_heads, seqlen] or [num_heads, total]")
+    _tensor("lse_b", lse_b, out_a.dim() - 1, "as lse_a")
+    for name, t in (("out_a", out_a), ("out_b", out_b)):
+        if t.dtype not in (torch.bfloat16, torch.float32):
+            raise TypeError(f"{name}: dtype {t.dtype} is not supported (torch.bfloat16 or torch.float32)")
+    for name, t in (("lse_a", lse_a), ("lse_b", lse_b)):
+        if t.dtype != torch.float32:
+            raise TypeError(f"{name}: dtype {t.dtype}, expected torch.float32")
+    for name, t in (("out_b", out_b), ("lse_a", lse_a), ("lse_b", lse_b)):
+        if t.device != out_a.device:
+            raise ValueError(f"{name}: on device {t.device}, out_a on {out_a.device}")
+    if out_b.shape != out_a.shape:
+        raise ValueError(f"out_b: shape {tuple(out_b.shape)} differs from out_a's {tuple(out_a.shape)}")
+    want = (out_a.shape[0], out_a.shape[2], out_a.shape[1]) if four else (out_a.shape[1], out_a.shape[0])
+    for name, t in (("lse_a", lse_a), ("lse_b", lse_b)):
+        if tuple(t.shape) != tuple(want):
+            raise ValueError(f"{name}: shape {tuple(t.shape)}, expected {tuple(want)} from out_a")
+
+    if out_a.shape[-1] < 1:
+        raise ValueError(f"out_a: head_dim must be >= 1, got shape {tuple(out_a.shape)}")
+
+def _check_shapes(q, k, v, varlen):
+    """Shape agreement of q, k, v (fixed length [b, s, h, d] or varlen [t, h, d]), checked in Python as well so that
+    inputs the C++ layer never sees (no key, no batch, no query row) are still rejected by name."""
+    o = 0 if varlen else 1  # index of the seqlen dim
+    if not varlen and not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise ValueError(f"k/v: batch {k.shape[0]}/{v.shape[0]} differs from q's {q.shape[0]}")
+    if k.shape[o] != v.shape[o]:
+        raise ValueError(f"v: {v.shape[o]} keys, k has {k.shape[o]}")
+    if k.shape[o + 1] != v.shape[o + 1]:
+        raise ValueError(f"v: num_heads_k {v.shape[o + 1]} differs from k's {k.shape[o + 1]}")
+    if k.shape[o + 2] != q.shape[o + 2]:
+        raise ValueError(f"k: shape[{o + 2}] (head_dim_qk) is {k.shape[o + 2]}, expected {q.shape[o + 2]} from q "
+                         "(head_dim_qk)")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.shape[o + 1] < 1 or t.shape[o + 2] < 1:
+            raise ValueError(f"{name}: num_heads and head_dim must be >= 1, got shape {tuple(t.shape)}")
+    if q.shape[o + 1] % k.shape[o + 1] != 0:
+        raise ValueError(f"k: num_heads_k ({k.shape[o + 1]}) must divide q's num_heads ({q.shape[o + 1]})")
+
+
+def _check_cu_seqlens(q, cu_seqlens_q, cu_seqlens_k):
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        _tensor(name, cu, 1, "[batch + 1]")
+        if cu.dtype != torch.int32:
+            raise TypeError(f"{name}: dtype {cu.dtype}, expected torch.int32")
+        if cu.device != q.device:
+            raise ValueError(f"{name}: on device {cu.device}, q on {q.device}")
+    if cu_seqlens_k.shape[0] != cu_seqlens_q.shape[0]:
+        raise ValueError(f"cu_seqlens_k: {cu_seqlens_k.shape[0]} entries, cu_seqlens_q has {cu_seqlens_q.shape[0]}")
+    if cu_seqlens_q.shape[0] < 2:
+        raise ValueError("cu_seqlens_q: must have at least two entries (batch + 1, batch >= 1)")
+
+
+def _check_offsets(name, max_name, cu, total, max_seqlen):
+    """Host-side check of offsets read with .tolist() (the CUDA per-sequence path)."""
+    if cu[0] != 0:
+        raise ValueError(f"{name}: entry 0 must be 0, got {cu[0]}")
+    for i in range(1, len(cu)):
+        if cu[i] < cu[i - 1]:
+            raise ValueError(f"{name}: entry {i} ({cu[i]}) is less than entry {i - 1} ({cu[i - 1]})")
+        if cu[i] - cu[i - 1] > max_seqlen:
+            raise ValueError(f"{max_name}: {max_seqlen} is less than sequence {i - 1}'s length {cu[i] - cu[i - 1]}")
+    if cu[-1] > total:
+        raise ValueError(f"{name}: last entry {cu[-1]} exceeds the {total} packed rows")
+
+
 def _unsupported_options(dropout_p, window_size, softcap, alibi_slopes):
     if dropout_p != 0.0:
         raise NotImplementedError(f"dropout_p: {dropout_p} is not supported (zyfa is an inference kernel: dropout_p "
@@ -83,7 +157,10 @@ def _scale(softmax_scale):
         return None
     if isinstance(softmax_scale, torch.Tensor) or not isinstance(softmax_scale, (int, float)):
         raise TypeError(f"softmax_scale: expected None or a float, got {type(softmax_scale).__name__}")
-    return float(softmax_scale)
+    x = float(softmax_scale)
+    if not math.isfinite(x) or x <= 0.0:
+        raise ValueError(f"zyfa: softmax_scale: must be finite and > 0, got {x}")  # as the C++ validation says it
+    return x
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -127,6 +204,8 @@ def _fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: Optio
          q_descale: Optional[torch.Tensor], k_descale: Optional[torch.Tensor],
          v_descale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     """out [b, seqlen_q, num_heads, head_dim_v] bf16, softmax_lse [b, num_heads, seqlen_q] fp32 (natural log)."""
+    _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
+    _check_shapes(q, k, v, varlen=False)
     b, sq, h, _ = q.shape
     sk, dv = k.shape[1], v.shape[3]
     out = torch.empty((b, sq, h, dv), dtype=torch.bfloat16, device=q.device)
@@ -148,6 +227,8 @@ def _fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: Optio
 
 @_fwd.register_fake
 def _fwd_fake(q, k, v, softmax_scale, causal, q_descale, k_descale, v_descale):
+    _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
+    _check_shapes(q, k, v, varlen=False)
     b, sq, h, _ = q.shape
     return (q.new_empty((b, sq, h, v.shape[3]), dtype=torch.bfloat16),
             q.new_empty((b, h, sq), dtype=torch.float32))
@@ -159,6 +240,9 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
                 causal: bool, q_descale: Optional[torch.Tensor], k_descale: Optional[torch.Tensor],
                 v_descale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     """out [total_q, num_heads, head_dim_v] bf16, softmax_lse [num_heads, total_q] fp32 (natural log)."""
+    _qkv(q, k, v, 3, "[total_q, num_heads, head_dim]", "[total_k, num_heads_k, head_dim]")
+    _check_shapes(q, k, v, varlen=True)
+    _check_cu_seqlens(q, cu_seqlens_q, cu_seqlens_k)
     tq, h, _ = q.shape
     tk, dv = k.shape[0], v.shape[2]
     out = torch.empty((tq, h, dv), dtype=torch.bfloat16, device=q.device)
@@ -166,12 +250,19 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
     batch = cu_seqlens_q.numel() - 1
     if out.numel() == 0 or lse.numel() == 0:
         return out, lse
-    if tk == 0 or max_seqlen_q == 0 or batch == 0:  # no key / no query row anywhere
+    if tk == 0 and q.device.type != "cuda":  # no key anywhere (the offsets are still checked below for CUDA)
+        cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        _check_offsets("cu_seqlens_q", "max_seqlen_q", cq, tq, max_seqlen_q)
+        _check_offsets("cu_seqlens_k", "max_seqlen_k", ck, tk, max_seqlen_k)
         return out.zero_(), lse.fill_(_NEG_INF)
     if q.device.type == "cuda":
         # The GPU varlen kernel is disabled (it does not pass its GPU test yet): one flash_attn_func call per sequence,
         # same semantics (bottom-right causal per sequence; empty sequences give 0 / -inf).
         cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        _check_offsets("cu_seqlens_q", "max_seqlen_q", cq, tq, max_seqlen_q)
+        _check_offsets("cu_seqlens_k", "max_seqlen_k", ck, tk, max_seqlen_k)
+        out.zero_()  # rows past cu_seqlens_q[-1] are not attention rows: defined, not left uninitialized
+        lse.fill_(_NEG_INF)
         for b in range(batch):
             q0, q1, k0, k1 = cq[b], cq[b + 1], ck[b], ck[b + 1]
             if q1 == q0:
@@ -211,6 +302,7 @@ def _varlen_fwd_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
 def _merge(out_a: torch.Tensor, lse_a: torch.Tensor, out_b: torch.Tensor,
            lse_b: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """4-D: out [b, s, h, d], lse [b, h, s]; 3-D (varlen): out [t, h, d], lse [h, t]."""
+    _check_merge(out_a, lse_a, out_b, lse_b)
     dtype = torch.promote_types(out_a.dtype, out_b.dtype)
     out = torch.empty(out_a.shape, dtype=dtype, device=out_a.device)
     lse = torch.empty(lse_a.shape, dtype=torch.float32, device=out_a.device)
@@ -230,6 +322,7 @@ def _merge(out_a: torch.Tensor, lse_a: torch.Tensor, out_b: torch.Tensor,
 
 @_merge.register_fake
 def _merge_fake(out_a, lse_a, out_b, lse_b):
+    _check_merge(out_a, lse_a, out_b, lse_b)
     return (out_a.new_empty(out_a.shape, dtype=torch.promote_types(out_a.dtype, out_b.dtype)),
             lse_a.new_empty(lse_a.shape, dtype=torch.float32))
 
@@ -290,6 +383,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
         built in for CUDA: (64, 64), (128, 128), (256, 256), (192, 128)).
     """
     _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
+    _check_shapes(q, k, v, varlen=False)
     _unsupported_options(dropout_p, window_size, softcap, alibi_slopes)
     out, lse = torch.ops.zyfa.fwd(q, k, v, _scale(softmax_scale), bool(causal),
                                   _descale("q_descale", q_descale, q.device), _descale("k_descale", k_descale, q.device),
@@ -308,19 +402,18 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             v: [total_k, num_heads_k, head_dim_v] (packed sequences; dtypes as flash_attn_func).
         cu_seqlens_q, cu_seqlens_k: torch.int32 [batch + 1] on q's device, non-decreasing from 0: sequence b is
             rows cu_seqlens_q[b]:cu_seqlens_q[b+1] of q against keys cu_seqlens_k[b]:cu_seqlens_k[b+1] of k/v; empty
-            sequences are allowed (no query row: nothing; no key: out 0, lse -inf). On CPU the offsets are checked
-            (ValueError naming cu_seqlens_q/_k or max_seqlen_q/_k); on CUDA they are not read on the host (no
-            synchronization): invalid offsets are not detected, the kernel only skips sequences whose offsets leave
-            [0, total] (no out-of-bounds access). Rows past cu_seqlens_q[-1] are not written.
+            sequences are allowed (no query row: nothing; no key: out 0, lse -inf). The offsets are checked on the
+            host (ValueError naming cu_seqlens_q/_k or max_seqlen_q/_k); on CUDA that reads them back (one
+            synchronization), and each sequence runs as one flash_attn_func call (the GPU varlen kernel is disabled
+            until it passes its GPU test). CUDA: rows past cu_seqlens_q[-1] are 0 with lse -inf; CPU: not written.
         max_seqlen_q, max_seqlen_k: ints, the longest query / key sequence.
         causal: bottom-right aligned per sequence. Other options as flash_attn_func; block_table (paged KV) must be
             None.
 
     Returns:
         out [total_q, num_heads, head_dim_v] bf16; with return_attn_probs also softmax_lse [num_heads, total_q] fp32
-        (natural log). Each sequence equals, bit for bit, the same kernel's fixed-length result on that sequence
-        alone: the host backend's on CPU, the portable BF16 kernel's on CUDA (on an H100/H200 flash_attn_func prefers
-        the sm_90a wgmma kernel, which has no varlen form yet: the two differ by rounding).
+        (natural log). Each sequence equals, bit for bit, flash_attn_func's result on that sequence alone (CPU: the
+        host backend; CUDA: flash_attn_func itself runs each sequence).
 
     Raises: as flash_attn_func; TypeError if cu_seqlens are not int32 tensors or max_seqlen not ints.
     """
@@ -328,16 +421,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     _unsupported_options(dropout_p, window_size, softcap, alibi_slopes)
     if block_table is not None:
         raise NotImplementedError("block_table: paged KV is not supported; only None")
-    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
-        _tensor(name, cu, 1, "[batch + 1]")
-        if cu.dtype != torch.int32:
-            raise TypeError(f"{name}: dtype {cu.dtype}, expected torch.int32")
-        if cu.device != q.device:
-            raise ValueError(f"{name}: on device {cu.device}, q on {q.device}")
-    if cu_seqlens_k.shape[0] != cu_seqlens_q.shape[0]:
-        raise ValueError(f"cu_seqlens_k: {cu_seqlens_k.shape[0]} entries, cu_seqlens_q has {cu_seqlens_q.shape[0]}")
-    if cu_seqlens_q.shape[0] < 1:
-        raise ValueError("cu_seqlens_q: must have at least one entry (batch + 1)")
+    _check_shapes(q, k, v, varlen=True)
+    _check_cu_seqlens(q, cu_seqlens_q, cu_seqlens_k)
     for name, m in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
         if isinstance(m, bool) or not isinstance(m, int):
             raise TypeError(f"{name}: expected an int, got {type(m).__name__}")
@@ -370,25 +455,5 @@ def merge_attn_states(out_a, lse_a, out_b, lse_b):
     Raises:
         TypeError / ValueError naming the argument (dtype, dims, shapes, devices).
     """
-    _tensor("out_a", out_a, out_a.dim() if isinstance(out_a, torch.Tensor) and out_a.dim() in (3, 4) else 4,
-            "[batch, seqlen, num_heads, head_dim] or [total, num_heads, head_dim]")
-    four = out_a.dim() == 4
-    _tensor("out_b", out_b, out_a.dim(), "as out_a")
-    _tensor("lse_a", lse_a, out_a.dim() - 1, "[batch, num_heads, seqlen] or [num_heads, total]")
-    _tensor("lse_b", lse_b, out_a.dim() - 1, "as lse_a")
-    for name, t in (("out_a", out_a), ("out_b", out_b)):
-        if t.dtype not in (torch.bfloat16, torch.float32):
-            raise TypeError(f"{name}: dtype {t.dtype} is not supported (torch.bfloat16 or torch.float32)")
-    for name, t in (("lse_a", lse_a), ("lse_b", lse_b)):
-        if t.dtype != torch.float32:
-            raise TypeError(f"{name}: dtype {t.dtype}, expected torch.float32")
-    for name, t in (("out_b", out_b), ("lse_a", lse_a), ("lse_b", lse_b)):
-        if t.device != out_a.device:
-            raise ValueError(f"{name}: on device {t.device}, out_a on {out_a.device}")
-    if out_b.shape != out_a.shape:
-        raise ValueError(f"out_b: shape {tuple(out_b.shape)} differs from out_a's {tuple(out_a.shape)}")
-    want = (out_a.shape[0], out_a.shape[2], out_a.shape[1]) if four else (out_a.shape[1], out_a.shape[0])
-    for name, t in (("lse_a", lse_a), ("lse_b", lse_b)):
-        if tuple(t.shape) != tuple(want):
-            raise ValueError(f"{name}: shape {tuple(t.shape)}, expected {tuple(want)} from out_a")
+    _check_merge(out_a, lse_a, out_b, lse_b)
     return torch.ops.zyfa.merge_attn_states(out_a, lse_a, out_b, lse_b)

@@ -494,3 +494,14 @@ TEST_CASE(
   }
   CHECK(mismatches == 0);
 }
+
+TEST_CASE("check_cu_seqlens: a null pointer or batch < 1 is an error naming the argument, never a read") {
+  const std::int32_t cu[3] = {0, 4, 10};
+  zyfa::Status s = zyfa::check_cu_seqlens("cu_seqlens_q", "max_seqlen_q", nullptr, 2, 10, 6);
+  CHECK(!s);
+  CHECK(s.message.rfind("cu_seqlens_q:", 0) == 0);
+  s = zyfa::check_cu_seqlens("cu_seqlens_k", "max_seqlen_k", cu, -5, 10, 6);
+  CHECK(!s);
+  CHECK(s.message.rfind("cu_seqlens_k:", 0) == 0);
+  CHECK(zyfa::check_cu_seqlens("cu_seqlens_q", "max_seqlen_q", cu, 2, 10, 6));
+}

@@ -237,3 +237,28 @@ def test_torch_compile_fullgraph():
     compiled = torch.compile(f, fullgraph=True)
     for got, want in zip(compiled(q, k, v, cu), f(q, k, v, cu)):
         assert torch.equal(got, want)
+
+
+def test_custom_ops_called_directly_check_their_arguments():
+    """torch.ops.zyfa.* run the same checks as the wrappers (a direct call never reads or writes out of bounds), and
+    inputs the C++ layer never sees (no key, zero head_dim) are still rejected by name."""
+    r = lambda *s: torch.randn(*s).to(torch.bfloat16)  # noqa: E731
+    oa, la = r(8, 64, 16, 64), torch.randn(1, 16, 64)
+    with pytest.raises(ValueError, match="lse_a"):
+        torch.ops.zyfa.merge_attn_states(oa, la, oa, la)
+    q, cq = r(10, 4, 64), torch.tensor([0, 4, 10], dtype=torch.int32)
+    with pytest.raises(ValueError, match="cu_seqlens_k"):
+        torch.ops.zyfa.varlen_fwd(q, q, q, cq, cq[:1], 6, 6, None, False, None, None, None)
+    with pytest.raises(TypeError, match="cu_seqlens_q"):
+        torch.ops.zyfa.varlen_fwd(q, q, q, cq.long(), cq.long(), 6, 6, None, False, None, None, None)
+    k, ck = r(12, 2, 64), torch.tensor([0, 5, 12], dtype=torch.int32)
+    with pytest.raises(ValueError, match="max_seqlen_q"):
+        zyfa.flash_attn_varlen_func(q, k, k, cq, ck, 0, 7)
+    with pytest.raises(ValueError, match="num_heads_k"):
+        zyfa.flash_attn_func(r(1, 4, 3, 64), r(1, 0, 2, 64), r(1, 0, 2, 64))
+    with pytest.raises(ValueError, match="v: "):
+        zyfa.flash_attn_func(r(1, 4, 4, 64), r(1, 4, 4, 64), r(1, 4, 4, 0), return_attn_probs=True)
+    with pytest.raises(ValueError, match="softmax_scale"):
+        zyfa.flash_attn_func(r(1, 4, 4, 64), r(1, 0, 4, 64), r(1, 0, 4, 64), softmax_scale=float("nan"))
+    with pytest.raises(ValueError, match="out_a"):
+        zyfa.merge_attn_states(r(2, 3, 4, 0), torch.randn(2, 4, 3), r(2, 3, 4, 0), torch.randn(2, 4, 3))
