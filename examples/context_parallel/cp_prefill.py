@@ -171,6 +171,7 @@ def _spawned(rank, world, port, args):
     dist.init_process_group(args.backend, rank=rank, world_size=world)
     try:
         run(args)
+        dist.barrier()  # every rank done (its sends received) before any tears the group down
     finally:
         dist.destroy_process_group()
 
@@ -195,6 +196,7 @@ def main(argv=None):
         dist.init_process_group(args.backend)
         try:
             run(args)
+            dist.barrier()  # every rank done (its sends received) before any tears the group down
         finally:
             dist.destroy_process_group()
         return
