@@ -5,8 +5,8 @@
 #   bash bench/run_h200.sh [full|quick|check]   (outputs under $OUT, default /tmp/zyfa_out)
 #   check: everything but the benchmark (GPU tests, sanitizers, custom head dim, the main job on the GPU)
 # Needs: nvcc that knows sm_90a (CUDA 12 or newer; run with 13.0), python3 with torch (CUDA), compute-sanitizer;
-# doctest.h and zlib's headers in .carry/ when the machine lacks them (bench/prepare_carry.sh copies them there
-# from a Debian machine that has doctest-dev and zlib1g-dev; copy .carry/ to the GPU machine with the checkout).
+# doctest.h and zlib's headers in .offline/ when the machine lacks them (bench/prepare_offline.sh copies them there
+# from a Debian machine that has doctest-dev and zlib1g-dev; copy .offline/ to the GPU machine with the checkout).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
@@ -21,7 +21,7 @@ export PYTHONUNBUFFERED=1
 } 2>&1 | tee "$OUT/test.log"
 
 # Build the test program and the torch extension in parallel.
-(nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -I.carry \
+(nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -I.offline \
    tests/gpu/test_flash_attn.cu -o build-gpu/test_flash_attn > "$OUT/build_test.log" 2>&1; echo "test build rc=$?" >> "$OUT/build_test.log") &
 (python3 bench/bench_h200.py --out "$OUT" --build-only > "$OUT/build_ext.log" 2>&1; echo "ext build rc=$?" >> "$OUT/build_ext.log") &
 wait
@@ -43,11 +43,11 @@ nvcc -x cu -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Iinclude exampl
   -o build-gpu/custom_head_dim && ./build-gpu/custom_head_dim; echo "custom_head_dim rc=$?"
 
 # The main job on the GPU: examples/run_prefill.sh picks the CUDA backend when nvcc and a GPU are present.
-# The GPU machine may lack doctest (tests off) and zlib's headers (then .carry/zlib from bench/prepare_carry.sh).
+# The GPU machine may lack doctest (tests off) and zlib's headers (then .offline/zlib from bench/prepare_offline.sh).
 ZARGS="-DZYFA_BUILD_TESTS=OFF"
-if [ ! -f /usr/include/zlib.h ] && [ -f .carry/zlib/include/zlib.h ]; then
+if [ ! -f /usr/include/zlib.h ] && [ -f .offline/zlib/include/zlib.h ]; then
   LIBZ=$(ldconfig -p | sed -n 's/.*libz\.so\.1 .*=> \(.*\)/\1/p' | head -1)
-  ZARGS+=" -DZLIB_INCLUDE_DIR=$PWD/.carry/zlib/include -DZLIB_LIBRARY=$LIBZ"
+  ZARGS+=" -DZLIB_INCLUDE_DIR=$PWD/.offline/zlib/include -DZLIB_LIBRARY=$LIBZ"
 fi
 ZYFA_CMAKE_ARGS="$ZARGS" ZYFA_BUILD_DIR=build-gpu/prefill ZYFA_OUT_DIR="$OUT/prefill" timeout 300 bash examples/run_prefill.sh \
   > "$OUT/prefill.log" 2>&1

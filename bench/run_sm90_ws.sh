@@ -3,7 +3,7 @@
 # compute-sanitizer memcheck on the small subset, benchmark against SDPA flash/cuDNN and FlashAttention-3.
 #   bash bench/run_sm90_ws.sh [test|bench|all]   (outputs under $OUT)
 # Uses build-ws/ built here by bench/build_sm90_ws.sh (rebuilt on the GPU machine when the carried binaries do not
-# start) and, when present, the FA3 wheel in .carry/fa3/ (unpacked to /tmp/fa3, no network needed).
+# start) and, when present, the FA3 wheel in .offline/fa3/ (unpacked to /tmp/fa3, no network needed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
@@ -33,8 +33,8 @@ if [ "$MODE" != bench ]; then
   done
 fi
 if [ "$MODE" != test ]; then
-  if ls .carry/fa3/*.whl > /dev/null 2>&1; then
-    python3 -m zipfile -e .carry/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
+  if ls .offline/fa3/*.whl > /dev/null 2>&1; then
+    python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
   fi
   timeout 70 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
