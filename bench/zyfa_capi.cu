@@ -76,3 +76,32 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
   std::snprintf(err, static_cast<size_t>(err_len), "%s", s.message.c_str());
   return 1;
 }
+
+/// FP8: mode 0 = zyfa::flash_attn_func on e4m3fn inputs (the sm_90a kernel, Lean P); mode 1 = the same kernel with
+/// PMode::exp2 (the zyfa_exact ablation). q/k/v: e4m3fn BSHD device pointers, out bf16; descales per tensor; lse as
+/// zyfa_capi_fwd. Returns 0, or 1 with zyfa's message in `err`.
+extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, const std::int64_t* qst, void* k,
+                                 const std::int64_t* ks, const std::int64_t* kst, void* v, const std::int64_t* vs,
+                                 const std::int64_t* vst, void* o, const std::int64_t* os, const std::int64_t* ost,
+                                 float q_descale, float k_descale, float v_descale, float softmax_scale, float* lse,
+                                 int causal, void* stream, char* err, int err_len) {
+  zyfa::AttentionOptions opt;
+  opt.causal = causal != 0;
+  opt.q_descale = q_descale;
+  opt.k_descale = k_descale;
+  opt.v_descale = v_descale;
+  if (softmax_scale > 0) opt.softmax_scale = softmax_scale;
+  zyfa::TensorRef tq = ref(q, qs, qst), tk = ref(k, ks, kst), tv = ref(v, vs, vst);
+  tq.dtype = tk.dtype = tv.dtype = zyfa::DType::e4m3fn;
+  zyfa::Status s;
+  if (mode == 0) {
+    s = zyfa::flash_attn_func(tq, tk, tv, ref(o, os, ost), lse, opt, static_cast<cudaStream_t>(stream));
+  } else {
+    zyfa::AttentionParams p;
+    s = zyfa::make_params(tq, tk, tv, ref(o, os, ost), lse, opt, &p);
+    if (s) s = zyfa::fp8::sm90::launch_builtin(p, static_cast<cudaStream_t>(stream), zyfa::fp8::sm90::PMode::exp2);
+  }
+  if (s.ok()) return 0;
+  std::snprintf(err, static_cast<size_t>(err_len), "%s", s.message.c_str());
+  return 1;
+}

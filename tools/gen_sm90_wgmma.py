@@ -5,10 +5,13 @@
 
 The inline-asm operand lists of m64nNk16 (N/2 fp32 accumulators per thread) are too long to write by hand.
 Forms (PTX ISA 9.0 §9.7.15.5.2): SS (A and B from shared-memory descriptors, both K-major) and RS (A from four
-b32 registers, B from a descriptor, B transposed = MN-major, i.e. V stored [key][d]).
+b32 registers, B from a descriptor, B transposed = MN-major, i.e. V stored [key][d]); and the FP8 forms m64nNk32
+e4m3 x e4m3 -> f32, SS (Q.K^T) and RS (P.V^T-stored V), both operands K-major (FP8 has no transpose arguments).
 """
 SS_N = [64, 80, 96, 112, 128, 144, 160, 176, 192, 256]
 RS_N = [64, 96, 128, 192, 256]
+FP8_SS_N = [64, 128]
+FP8_RS_N = [136]  # head_dim_v 128 plus 8 columns: the row-sum column of ones (fp8/sm90)
 
 
 def dlist(n):
@@ -46,3 +49,29 @@ template <> struct WgmmaRS<{n}> {{
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
   }}
 }};""")
+for n in FP8_SS_N:
+    r = n // 2
+    print(f"""
+template <> struct WgmmaSSFp8<{n}> {{
+  __device__ __forceinline__ static void mma(float (&d)[{r}], std::uint64_t da, std::uint64_t db, int scale_d) {{
+    asm volatile(
+        "{{\\n .reg .pred p;\\n setp.ne.b32 p, %{r + 2}, 0;\\n"
+        " wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 {dlist(n)}, %{r}, %{r + 1}, p, 1, 1;\\n}}\\n"
+        : {outs(n)}
+        : "l"(da), "l"(db), "r"(scale_d));
+  }}
+}};""")
+for n in FP8_RS_N:
+    r = n // 2
+    print(f"""
+template <> struct WgmmaRSFp8<{n}> {{
+  __device__ __forceinline__ static void mma(float (&d)[{r}], const std::uint32_t (&a)[4], std::uint64_t db,
+                                             int scale_d) {{
+    asm volatile(
+        "{{\\n .reg .pred p;\\n setp.ne.b32 p, %{r + 5}, 0;\\n"
+        " wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 {dlist(n)}, {{%{r}, %{r + 1}, %{r + 2}, %{r + 3}}}, %{r + 4}, p, 1, 1;\\n}}\\n"
+        : {outs(n)}
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  }}
+}};""")
+

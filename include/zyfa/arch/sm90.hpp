@@ -77,6 +77,15 @@ __device__ __forceinline__ std::uint32_t fma_bf16x2(std::uint32_t a, std::uint32
   return d;
 }
 
+/// Two floats -> two e4m3fn codes (cvt.rn.satfinite.e4m3x2.f32, sm_89+: round to nearest even, finite values beyond
+/// 448 saturate to 448, NaN -> NaN); `lo` in bits 0..7, `hi` in bits 8..15 (PTX ISA "cvt": the first source goes
+/// to the upper byte).
+__device__ __forceinline__ std::uint16_t pack_e4m3x2(float lo, float hi) {
+  std::uint16_t r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
 /// 2^x (ex2.approx.ftz: ~2 ulp, subnormal results flushed to 0, exp2(-inf) = +0).
 __device__ __forceinline__ float exp2(float x) {
   float y;

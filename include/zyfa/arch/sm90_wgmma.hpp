@@ -1,4 +1,4 @@
-// zyfa/arch/sm90_wgmma.hpp -- sm_90a warpgroup instructions: wgmma.mma_async (bf16 in, fp32 accumulators),
+// zyfa/arch/sm90_wgmma.hpp -- sm_90a warpgroup instructions: wgmma.mma_async (bf16 or e4m3 in, fp32 accumulators),
 // its fences and groups, shared-memory matrix descriptors, setmaxnreg (instruction wrappers only).
 //
 // Sources: PTX ISA 9.0 §9.7.15 (warpgroup MMA: §9.7.15.5.1.2 matrix descriptors and the canonical 128-byte-swizzle
@@ -39,6 +39,15 @@ __host__ __device__ constexpr std::uint64_t smem_desc_sw128(std::uint32_t addr, 
          (static_cast<std::uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (std::uint64_t{1} << 62);  // 1 = 128B swizzle
 }
 
+/// Shared-memory matrix descriptor of a 64-byte-swizzled K-major tile (64-byte rows; swizzle atom 8 rows x 64 B at
+/// a 512-byte-aligned base): sbo = 512 (8 rows), lbo unused (1); layout type 2 = 64B swizzle (PTX §9.7.15.5.1.2.2).
+/// The pattern XORs address bits [5:4] with bits [8:7]: 16-byte chunk c of row r sits at chunk c ^ ((r % 8) / 2).
+/// Advancing the start address by +32 bytes moves one k32 step (fp8) inside a row.
+__host__ __device__ constexpr std::uint64_t smem_desc_sw64(std::uint32_t addr, std::uint32_t sbo) {
+  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) |
+         (static_cast<std::uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (std::uint64_t{2} << 62);  // 2 = 64B swizzle
+}
+
 /// wgmma.mma_async m64nNk16 bf16 x bf16 -> fp32, A and B from shared memory, both K-major:
 /// d (N/2 fp32 per thread, layout above) = A(64x16) . B(16xN) + (scale_d ? d : 0). Asynchronous: d must not be
 /// touched until wgmma_wait<> has covered the group that holds this instruction.
@@ -48,6 +57,15 @@ struct WgmmaSS;
 /// (trans-b = 1): d = A . B + (scale_d ? d : 0). The A registers must not be written until the group completed.
 template <int N>
 struct WgmmaRS;
+/// wgmma.mma_async m64nNk32 e4m3 x e4m3 -> fp32, A and B from shared memory, both K-major (128-byte rows hold 128
+/// fp8; FP8 operands have no transpose): d = A(64x32) . B(32xN) + (scale_d ? d : 0).
+template <int N>
+struct WgmmaSSFp8;
+/// wgmma.mma_async m64nNk32 e4m3 with A from 4 b32 registers (register j, byte b: row 16w + l/4 + 8(j%2),
+/// k = 16(j/2) + 4(l%4) + b; PTX Figure "WGMMA .m64nNk32 register fragment layout for matrix A") and B K-major in
+/// shared memory (for P.V: V^T, keys contiguous): d = A . B + (scale_d ? d : 0).
+template <int N>
+struct WgmmaRSFp8;
 
 #if ZYFA_SM90A_PASS
 #include "sm90_wgmma_ops.inc"

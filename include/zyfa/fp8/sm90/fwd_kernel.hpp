@@ -1,0 +1,621 @@
+// zyfa/fp8/sm90/fwd_kernel.hpp -- the sm_90a FP8 (e4m3fn) forward attention kernel with zyfa's numerics: Lean P
+// codes (or the exp2 ablation), a power-of-two scale per 64-key block, the output divided by the sum of the rounded P.
+//
+// Algorithm: host/fp8_spec.hpp, recipes `zyfa` (PMode::lean_p) and `zyfa_exact` (PMode::exp2), STEP 2 per 64-key
+// block in increasing key order. Pipeline: the BF16 kernel's (bf16/sm90/fwd_kernel_ws.hpp, FlashAttention-3's design,
+// arXiv:2407.08608): a producer warpgroup, two consumer warpgroups of 64 query rows in ping-pong, the softmax of one
+// key tile overlapped with the P.V of the previous one, persistent grid.
+//
+// What differs from the BF16 kernel:
+// * FP8 wgmma (m64nNk32 e4m3, PTX §9.7.15.5.2) takes both operands K-major, so P.V needs V^T (keys contiguous):
+//   warp 0 of the producer loads V tiles as they are stored ([key][d], TMA, 128B swizzle) into a staging ring and
+//   warps 1-3 transpose them with byte permutes into the V^T ring (64B swizzle, 64 keys per row). Within every 16
+//   keys, V^T position k holds key sigma(k) = 2(k/4) + (k%2) + 8((k%4)/2): then the A fragment of P (register j,
+//   byte b: row 16w + l/4 + 8(j%2), k = 16(j/2) + 4(l%4) + b) is four accumulator registers of S packed in order,
+//   without shuffles (the permutation is on the keys, which a sum over keys does not see).
+// * Rows 128..135 of each V^T stage are constant: row 128 all 1.0 (e4m3fn 0x38), the rest 0. The P.V wgmma is
+//   m64n136k32 and its column 128 is the block's row sum l_blk of the ROUNDED P, formed by the same tensor-core
+//   accumulation as every output column (V = 1 gives exactly 1.0).
+// * Each 64-key block's P.V goes to a fresh accumulator pv (FP8 wgmma keeps about 13 mantissa bits of the
+//   accumulator it adds into, sm90-facts) and is folded in fp32 as the specification does:
+//   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. The fold of block n-1 runs after block n's
+//   softmax, so the P.V of block n-1 overlaps it.
+// * Lean P per element (bit-exact with the specification given the same fp32 S): t = S * c, d = t - m_new,
+//   y = fma(d, 8, 8 kb + 121), then y + 1.5 * 2^23 leaves round-half-even(y) in the low mantissa bits and an integer
+//   max with the bits of 1.5 * 2^23 clamps y < 0 (and -inf) to code 0; y is never above 121 (d <= -kb). A NaN y stays
+//   NaN (the canonical 0x7FFFFFFF): its low byte 0xFF is an e4m3fn NaN (the specification's 0x7F: the same NaN).
+//   Byte permutes pack four codes into one A register.
+// * NaN in V at keys a row must not see: the transposers replace NaN codes of tiles that cross the causal diagonal
+//   by 0 and raise a flag; the epilogue then makes the output NaN where a row does see such a key (0 * NaN would
+//   otherwise poison rows that do not see it; the specification's acc is NaN for a visible NaN whatever P is).
+// Numerics that are a tolerance, not bits: S (wgmma accumulation order), pv and l_blk (wgmma accumulation),
+// alpha and e_blk (ex2.approx instead of exp2f), log2f, exp2 variant's P (ex2.approx before the e4m3 rounding).
+#pragma once
+#include <cstdint>
+
+#include "../../arch/sm90.hpp"
+#include "../../arch/sm90_mbarrier.hpp"
+#include "../../arch/sm90_tma.hpp"
+#include "../../arch/sm90_wgmma.hpp"
+#include "../../numeric/constants.hpp"
+#include "../../platform/platform.hpp"
+#include "config.hpp"
+
+#if ZYFA_PLATFORM_CUDA
+
+namespace zyfa::fp8::sm90 {
+
+/// Kernel arguments (one __grid_constant__ copy per launch). Tensor maps of the BSHD e4m3fn tensors as 4-D
+/// {head_dim, seqlen, heads, batch} with 128-byte boxes: q of 128 rows, k and v of 64 rows; o (bf16) of 64 rows
+/// and 64 columns. `v` and its element strides: the NaN fix-up reads V from global memory; `out`: blocks that see
+/// no key write their zeros directly. lse: fp32 [batch, num_heads, seqlen_q], natural log, or nullptr.
+struct Fp8Args {
+  CUtensorMap tm_q, tm_k, tm_v, tm_o;
+  const std::uint8_t* v;
+  std::uint16_t* out;
+  float* lse;
+  std::int64_t v_batch_stride, v_row_stride, v_head_stride;
+  std::int64_t o_batch_stride, o_row_stride, o_head_stride;
+  std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
+  int batch, seqlen_q, seqlen_k, num_heads, group_size;
+  int num_m_blocks;   ///< ceil(seqlen_q / 128)
+  int causal;         ///< 0 or 1
+  int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
+  float scale_log2;   ///< c = AttentionParams::scale_softmax_log2 (descales folded in)
+  float v_descale;
+  float lse_rest;  ///< zyfa's corrected LSE: kLeanPInvMeanBias * 2^-((kBlockMaxCode - 120) / 8) (host/fp8_spec.hpp)
+};
+
+/// Lean P constants of the specification (host/fp8_spec.hpp; repeated here because the host header is not device
+/// code, and checked equal by tests/gpu/test_fp8_sm90.cu): the block max code and the top exponent.
+inline constexpr int kBlockMaxCode = 121, kTopExponent = 8;
+
+/// 1 in the device pass that compiled the kernel body (sm_90a), else 0 (read by the host before dispatching).
+static __device__ int g_fp8_body_compiled = ZYFA_SM90A_PASS;
+
+namespace detail {
+
+struct Bars {
+  static constexpr int kQFull = 0, kQEmpty = 8, kKFull = 16, kKEmpty = 48, kVsFull = 80, kVsEmpty = 112, kVtFull = 144,
+                       kVtEmpty = 176, kFlag = 208;  // kFlag: 2 ints
+};
+constexpr int kSchedBar = 1, kEpiBar = 3;  // named barriers: ping-pong turns (1, 2), epilogue per warpgroup (3, 4)
+constexpr int kConsumerWarps = 8;
+
+#if ZYFA_SM90A_PASS
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+/// 2^-e exactly for e >= 0 (normal, subnormal or 0), as std::ldexp(1.0f, -e).
+__device__ __forceinline__ float pow2_neg(int e) {
+  if (e <= 126) return __int_as_float((127 - e) << 23);
+  if (e <= 149) return __int_as_float(1 << (149 - e));
+  return 0.0f;
+}
+/// Value of an e4m3fn code in [0, 126] (normal codes: the fp32 bits are code << 20 plus the bias difference).
+__device__ __forceinline__ float e4m3_value(int code) {
+  return code >= 8 ? __int_as_float((code << 20) + 0x3C000000) : static_cast<float>(code) * 0.001953125f;
+}
+/// Four bytes (the low byte of each word) -> one word, w0 in byte 0.
+__device__ __forceinline__ std::uint32_t pack4(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
+  return __byte_perm(__byte_perm(w0, w1, 0x0040), __byte_perm(w2, w3, 0x0040), 0x5410);
+}
+#endif
+
+struct TileCoord {
+  int m_block, b, h;
+};
+/// Work tile t -> (m block, batch, head): causal, the heaviest m blocks first over all heads; non-causal, the m
+/// blocks of one (batch, head) consecutive (as the BF16 kernel).
+__device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t) {
+  const int bh_count = a.batch * a.num_heads;
+  int m_block, bh;
+  if (a.causal) {
+    m_block = a.num_m_blocks - 1 - static_cast<int>(t / bh_count);
+    bh = static_cast<int>(t % bh_count);
+  } else {
+    bh = static_cast<int>(t / a.num_m_blocks);
+    m_block = static_cast<int>(t % a.num_m_blocks);
+  }
+  return {m_block, bh / a.num_heads, bh % a.num_heads};
+}
+
+/// Key tiles of 64 visible to query rows [m0, m0 + 128).
+__device__ __forceinline__ int visible_key_tiles(const Fp8Args& a, int m0) {
+  int n_end = (a.seqlen_k + 63) / 64;
+  if (a.causal) {
+    const std::int64_t last_key = static_cast<std::int64_t>(m0) + 127 + a.causal_offset;
+    if (last_key < 0) return 0;
+    const std::int64_t n_causal = last_key / 64 + 1;
+    if (n_causal < n_end) n_end = static_cast<int>(n_causal);
+  }
+  return n_end;
+}
+
+}  // namespace detail
+
+/// The kernel (persistent): min(num_blocks, SM count) CTAs, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared
+/// memory; only on sm_90a devices and only when g_fp8_body_compiled (launch.hpp).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_constant__ Fp8Args a) {
+#if ZYFA_SM90A_PASS
+  using namespace arch::sm90;
+  using B = detail::Bars;
+  constexpr int DQK = Cfg::kDQK, DV = Cfg::kDV, kStages = Cfg::kStages, kPvN = Cfg::kPvN;
+  constexpr int kSRegs = 32, kPvRegs = kPvN / 2;
+  constexpr bool kLean = Cfg::kMode == PMode::lean_p;
+
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw = smem_addr(smem_raw);
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  unsigned char* const base_ptr = smem_raw + (base - raw);
+  const std::uint32_t sQ = base + Cfg::kQOff, sK = base + Cfg::kKOff, sVs = base + Cfg::kVsOff,
+                      sVt = base + Cfg::kVtOff, sO = base + Cfg::kOOff, bars = base + Cfg::kBarOff;
+  volatile int* const fix_flags = reinterpret_cast<volatile int*>(base_ptr + Cfg::kBarOff + B::kFlag);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warpgroup = tid / 128;
+
+  if (tid == 0) {
+    mbarrier_init(bars + B::kQFull, 1);
+    mbarrier_init(bars + B::kQEmpty, detail::kConsumerWarps);
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(bars + B::kKFull + 8 * s, 1);
+      mbarrier_init(bars + B::kKEmpty + 8 * s, detail::kConsumerWarps);
+      mbarrier_init(bars + B::kVsFull + 8 * s, 1);
+      mbarrier_init(bars + B::kVsEmpty + 8 * s, Cfg::kTransposeWarps);
+      mbarrier_init(bars + B::kVtFull + 8 * s, Cfg::kTransposeWarps);
+      mbarrier_init(bars + B::kVtEmpty + 8 * s, detail::kConsumerWarps);
+    }
+    fix_flags[0] = 0;
+    fix_flags[1] = 0;
+    mbarrier_init_fence();
+  }
+  // The constant rows DV .. DV+7 of every V^T stage: row DV = 1.0 (0x38) in every key, the others 0.
+  for (int e = tid; e < kStages * 8 * 16; e += Cfg::kThreads) {
+    const int s = e / 128, row = DV + (e % 128) / 16, word = e % 16;
+    *reinterpret_cast<std::uint32_t*>(base_ptr + Cfg::kVtOff + s * Cfg::kVtBytes + row * 64 + word * 4) =
+        row == DV ? 0x38383838u : 0u;
+  }
+  fence_proxy_async_shared();
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    const int warp = tid / 32, lane = tid % 32;
+    if (warp == 0) {
+      // ---------------- TMA issue (warp 0, lane 0) ----------------
+      if (lane != 0) return;
+      tma_prefetch(&a.tm_q);
+      tma_prefetch(&a.tm_k);
+      tma_prefetch(&a.tm_v);
+      tma_prefetch(&a.tm_o);
+      int kq = 0;
+      std::uint32_t kc = 0, vc = 0;
+#pragma unroll 1
+      for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
+        const detail::TileCoord tc = detail::tile_coord(a, t);
+        const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+        const int n_tiles = detail::visible_key_tiles(a, m0);
+        if (n_tiles == 0) continue;
+        mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
+        fix_flags[kq & 1] = 0;
+        mbarrier_arrive_expect_tx(bars + B::kQFull, Cfg::kQBytes);
+#pragma unroll
+        for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
+          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, bars + B::kQFull, 128 * bx, m0, h, b);
+#pragma unroll 1
+        for (int n = 0; n < n_tiles; ++n) {
+          {
+            const int s = static_cast<int>(kc % kStages);
+            const std::uint32_t ph = (kc / kStages) & 1;
+            ++kc;
+            mbarrier_wait(bars + B::kKEmpty + 8 * s, ph ^ 1);
+            mbarrier_arrive_expect_tx(bars + B::kKFull + 8 * s, Cfg::kKBytes);
+#pragma unroll
+            for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
+              tma_load_4d(sK + s * Cfg::kKBytes + bx * 64 * 128, &a.tm_k, bars + B::kKFull + 8 * s, 128 * bx, n * 64,
+                          hk, b);
+          }
+          {
+            const int s = static_cast<int>(vc % kStages);
+            const std::uint32_t ph = (vc / kStages) & 1;
+            ++vc;
+            mbarrier_wait(bars + B::kVsEmpty + 8 * s, ph ^ 1);
+            mbarrier_arrive_expect_tx(bars + B::kVsFull + 8 * s, Cfg::kVsBytes);
+            tma_load_4d(sVs + s * Cfg::kVsBytes, &a.tm_v, bars + B::kVsFull + 8 * s, 0, n * 64, hk, b);
+          }
+        }
+        ++kq;
+      }
+      return;
+    }
+    // ---------------- V transpose (warps 1-3) ----------------
+    const int xt = tid - 32;  // 0 .. 95
+    int kq = 0;
+    std::uint32_t vc = 0;
+#pragma unroll 1
+    for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
+      const detail::TileCoord tc = detail::tile_coord(a, t);
+      const int m0 = tc.m_block * 128;
+      const int n_tiles = detail::visible_key_tiles(a, m0);
+      if (n_tiles == 0) continue;
+      const int first_hidden_key = a.causal ? m0 + a.causal_offset + 1 : 0x7FFFFFFF;  // first key row m0 must not see
+#pragma unroll 1
+      for (int n = 0; n < n_tiles; ++n) {
+        const int s = static_cast<int>(vc % kStages);
+        const std::uint32_t ph = (vc / kStages) & 1;
+        ++vc;
+        const bool diag = n * 64 + 63 >= first_hidden_key;
+        mbarrier_wait(bars + B::kVsFull + 8 * s, ph);
+        mbarrier_wait(bars + B::kVtEmpty + 8 * s, ph ^ 1);
+        const std::uint32_t src = sVs + s * Cfg::kVsBytes, dst = sVt + s * Cfg::kVtBytes;
+        bool bad = false;
+        // Unit u: 16-key group g, quad q, 4 head-dim bytes [4e, 4e + 4): reads keys 16g + {2q, 2q+1, 2q+8, 2q+9},
+        // writes V^T rows 4e .. 4e+3 at key position 16g + 4q (sigma order, file comment).
+#pragma unroll 2
+        for (int u = xt; u < 512; u += 32 * Cfg::kTransposeWarps) {
+          const int e = u % 32, q = (u / 32) % 4, g = u / 128;
+          std::uint32_t w[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int key = 16 * g + 2 * q + (j & 1) + 8 * (j >> 1);
+            const std::uint32_t addr = src + key * 128 + ((((4 * e) / 16) ^ (key % 8)) * 16) + (4 * e) % 16;
+            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w[j]) : "r"(addr));
+          }
+          if (diag) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const std::uint32_t nan = __vcmpeq4(w[j] & 0x7F7F7F7Fu, 0x7F7F7F7Fu);  // 0xFF per NaN byte
+              bad |= nan != 0;
+              w[j] &= ~nan;
+            }
+          }
+          const std::uint32_t t0 = __byte_perm(w[0], w[1], 0x5140), t1 = __byte_perm(w[2], w[3], 0x5140);
+          const std::uint32_t t2 = __byte_perm(w[0], w[1], 0x7362), t3 = __byte_perm(w[2], w[3], 0x7362);
+          const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
+                                      __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+          for (int bq = 0; bq < 4; ++bq) {
+            const int d = 4 * e + bq, k = 16 * g + 4 * q;
+            const std::uint32_t addr = dst + (d / 8) * 512 + (d % 8) * 64 + (((k / 16) ^ ((d % 8) >> 1)) * 16) + k % 16;
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(o[bq]) : "memory");
+          }
+        }
+        fence_proxy_async_shared();
+        if (__any_sync(0xffffffffu, bad) && lane == 0) {
+          fix_flags[kq & 1] = 1;
+          __threadfence_block();
+        }
+        __syncwarp();
+        if (lane == 0) {
+          mbarrier_arrive(bars + B::kVsEmpty + 8 * s);
+          mbarrier_arrive(bars + B::kVtFull + 8 * s);
+        }
+      }
+      ++kq;
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int cw = warpgroup - 1;
+  const int wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
+  const int row0 = cw * 64 + 16 * warp + lane / 4;  // this thread's rows in the work tile: row0, row0 + 8
+  const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (1 - cw);
+  const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
+  const std::uint32_t o_base = sO + cw * 64 * 128;
+  const float c = a.scale_log2;
+  if (cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
+
+  int kq = 0;
+  std::uint32_t kc = 0, vc = 0;
+  bool store_pending = false;
+#pragma unroll 1
+  for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
+    const detail::TileCoord tc = detail::tile_coord(a, t);
+    const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+    const int n_tiles = detail::visible_key_tiles(a, m0);
+
+    float acc[kPvRegs];
+#pragma unroll
+    for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
+    float m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
+    float l2[2] = {0.0f, 0.0f};  // Lean P: the corrected LSE's row sum (host/fp8_spec.hpp END)
+    bool fixed = false;
+
+    if (n_tiles > 0) {
+      float s[kSRegs];
+      float pv[kPvRegs];
+      std::uint32_t p[8];
+      // The previous block's fold factors (row r): alpha, s_blk, and for the corrected LSE P_top and e_blk.
+      float f_alpha[2] = {1.0f, 1.0f}, f_scale[2] = {0.0f, 0.0f}, f_ptop[2] = {0.0f, 0.0f}, f_eblk[2] = {0.0f, 0.0f};
+
+      auto issue_s = [&](int stage) {
+        const std::uint32_t k_base = sK + stage * Cfg::kKBytes;
+#pragma unroll
+        for (int kb = 0; kb < DQK / 32; ++kb) {
+          const std::uint32_t qa = q_base + (kb / 4) * (128 * 128) + (kb % 4) * 32;
+          const std::uint32_t ka = k_base + (kb / 4) * (64 * 128) + (kb % 4) * 32;
+          WgmmaSSFp8<64>::mma(s, smem_desc_sw128(qa, 16, 1024), smem_desc_sw128(ka, 16, 1024), kb > 0 ? 1 : 0);
+        }
+      };
+      auto issue_pv = [&](int stage) {
+        const std::uint32_t vt = sVt + stage * Cfg::kVtBytes;
+#pragma unroll
+        for (int kb = 0; kb < 2; ++kb) {
+          const std::uint32_t frag[4] = {p[4 * kb], p[4 * kb + 1], p[4 * kb + 2], p[4 * kb + 3]};
+          WgmmaRSFp8<kPvN>::mma(pv, frag, smem_desc_sw64(vt + 32 * kb, 512), kb > 0 ? 1 : 0);
+        }
+      };
+      // Keys past the row's last visible key (causal) or past seqlen_k: S = -inf.
+      auto mask = [&](int n) {
+        const int n0 = n * 64;
+        const bool tail = n0 + 64 > a.seqlen_k;
+        const bool diag = a.causal && (n0 + 63 > m0 + cw * 64 + a.causal_offset);
+        if (!(tail || diag)) return;
+        int limit[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int row = m0 + row0 + 8 * r;
+          const int lim = a.causal ? row + a.causal_offset : 0x7FFFFFFF;
+          limit[r] = (lim < a.seqlen_k - 1 ? lim : a.seqlen_k - 1) - n0;
+        }
+        const int c0 = 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < kSRegs; ++i)
+          if (c0 + 8 * (i / 4) + (i % 2) > limit[(i / 2) % 2]) s[i] = -__builtin_huge_valf();
+      };
+      // One zyfa block step on S (host/fp8_spec.hpp STEP 2): the block max, m_new, alpha, kb, s_blk; s[i] becomes
+      // the e4m3fn code of P in its low byte. Records the fold factors of this block in n_*.
+      float n_alpha[2], n_scale[2], n_ptop[2], n_eblk[2];
+      auto block_step = [&]() {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float mx = -__builtin_huge_valf();
+#pragma unroll
+          for (int i = 0; i < kSRegs; ++i)
+            if ((i / 2) % 2 == r) mx = fmaxf(mx, s[i]);
+          mx = detail::quad_max(mx);
+          // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0.
+          const float m_blk = __fmul_rn(mx, c);
+          const float m_new = fmaxf(m[r], m_blk);
+          const bool none = m_new == -__builtin_huge_valf();  // the row has seen no key yet: codes 0, nothing folds
+          const float neg_dmax = m_new - m_blk;               // -(m_blk - m_new) >= 0, +inf for a masked block
+          const int kb = neg_dmax >= 255.0f ? 255 : neg_dmax >= 0.0f ? static_cast<int>(neg_dmax) : 0;
+          const float mu = none ? 0.0f : m_new;
+          n_alpha[r] = none ? 1.0f : arch::sm90::exp2(m[r] - m_new);
+          n_scale[r] = none ? 0.0f : detail::pow2_neg(kb + kTopExponent);
+          m[r] = m_new;
+          if constexpr (kLean) {
+            const float kk = static_cast<float>(8 * kb + kBlockMaxCode);
+            // The corrected LSE: the top key's Lean P value and its exact exponential (once per row and block).
+            const float y_top = fmaf(__fsub_rn(m_blk, mu), 8.0f, kk);
+            const int top_code = y_top > 0.0f ? __float2int_rn(y_top) : 0;
+            n_ptop[r] = none ? 0.0f : detail::e4m3_value(top_code);
+            n_eblk[r] = none ? 0.0f : arch::sm90::exp2((m_blk - mu) + static_cast<float>(kb + kTopExponent));
+#pragma unroll
+            for (int i = 0; i < kSRegs; ++i)
+              if ((i / 2) % 2 == r) {
+                const float y = fmaf(__fsub_rn(__fmul_rn(s[i], c), mu), 8.0f, kk);
+                const int z = __float_as_int(__fadd_rn(y, 12582912.0f));  // 1.5 * 2^23: round-half-even(y) in the low bits
+                s[i] = __int_as_float(max(z, 0x4B400000));      // y < 0 -> code 0; NaN (0x7FFFFFFF) stays
+              }
+          } else {
+            const float xk = static_cast<float>(kb + kTopExponent);
+#pragma unroll
+            for (int i = 0; i < kSRegs; ++i)
+              if ((i / 2) % 2 == r) s[i] = arch::sm90::exp2(__fadd_rn(__fsub_rn(__fmul_rn(s[i], c), mu), xk));
+          }
+        }
+      };
+      // s (codes or probabilities) -> p, the A fragments of the two k32 steps (sigma key order).
+      auto to_p = [&]() {
+#pragma unroll
+        for (int kb = 0; kb < 2; ++kb)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int i0 = 16 * kb + 8 * (j / 2) + 2 * (j % 2);  // registers i0, i0+1, i0+4, i0+5
+            if constexpr (kLean) {
+              p[4 * kb + j] = detail::pack4(__float_as_uint(s[i0]), __float_as_uint(s[i0 + 1]),
+                                            __float_as_uint(s[i0 + 4]), __float_as_uint(s[i0 + 5]));
+            } else {
+              p[4 * kb + j] = static_cast<std::uint32_t>(arch::sm90::pack_e4m3x2(s[i0], s[i0 + 1])) |
+                              (static_cast<std::uint32_t>(arch::sm90::pack_e4m3x2(s[i0 + 4], s[i0 + 5])) << 16);
+            }
+          }
+      };
+      // acc = fma(acc, alpha, pv * s_blk) of the previous block (column DV carries l); the corrected LSE's l2.
+      auto fold = [&]() {
+        const bool unit = __all_sync(0xffffffffu, f_alpha[0] == 1.0f && f_alpha[1] == 1.0f);
+        if (unit) {
+#pragma unroll
+          for (int i = 0; i < kPvRegs; ++i) acc[i] = fmaf(pv[i], f_scale[(i / 2) % 2], acc[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kPvRegs; ++i)
+            acc[i] = fmaf(acc[i], f_alpha[(i / 2) % 2], __fmul_rn(pv[i], f_scale[(i / 2) % 2]));
+        }
+        if constexpr (kLean) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            l2[r] = fmaf(l2[r], f_alpha[r],
+                         __fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(pv[kPvRegs - 4 + 2 * r], f_ptop[r]), a.lse_rest), f_eblk[r]),
+                                   f_scale[r]));
+        }
+      };
+      auto keep_factors = [&]() {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          f_alpha[r] = n_alpha[r];
+          f_scale[r] = n_scale[r];
+          f_ptop[r] = n_ptop[r];
+          f_eblk[r] = n_eblk[r];
+        }
+      };
+      auto release = [&](std::uint32_t bar) {
+        if (lane == 0) mbarrier_arrive(bar);
+      };
+
+      mbarrier_wait(bars + B::kQFull, kq & 1);
+      {  // block 0: S only
+        const int ks = static_cast<int>(kc % kStages);
+        mbarrier_wait(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
+        ++kc;
+        named_barrier_sync(my_bar, 256);
+        fence_operand(s);
+        wgmma_fence();
+        issue_s(ks);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<0>();
+        fence_operand(s);
+        release(bars + B::kKEmpty + 8 * ks);
+        if (n_tiles == 1) release(bars + B::kQEmpty);
+      }
+      mask(0);
+      block_step();
+      keep_factors();
+      to_p();
+
+#pragma unroll 1
+      for (int n = 1; n < n_tiles; ++n) {
+        const int ks = static_cast<int>(kc % kStages), vs = static_cast<int>(vc % kStages);
+        const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
+        ++kc;
+        ++vc;
+        mbarrier_wait(bars + B::kKFull + 8 * ks, kph);
+        named_barrier_sync(my_bar, 256);
+        fence_operand(s);
+        fence_operand(pv);
+        fence_operand(p);
+        wgmma_fence();
+        issue_s(ks);
+        wgmma_commit();
+        mbarrier_wait(bars + B::kVtFull + 8 * vs, vph);
+        wgmma_fence();
+        issue_pv(vs);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<1>();
+        fence_operand(s);
+        release(bars + B::kKEmpty + 8 * ks);
+        if (n == n_tiles - 1) release(bars + B::kQEmpty);
+        mask(n);
+        block_step();
+        wgmma_wait<0>();
+        fence_operand(pv);
+        fence_operand(p);
+        release(bars + B::kVtEmpty + 8 * vs);
+        fold();
+        keep_factors();
+        to_p();
+      }
+      {  // P.V of the last block
+        const int vs = static_cast<int>(vc % kStages);
+        const std::uint32_t vph = (vc / kStages) & 1;
+        ++vc;
+        mbarrier_wait(bars + B::kVtFull + 8 * vs, vph);
+        named_barrier_sync(my_bar, 256);
+        fence_operand(pv);
+        fence_operand(p);
+        wgmma_fence();
+        issue_pv(vs);
+        wgmma_commit();
+        named_barrier_arrive(other_bar, 256);
+        wgmma_wait<0>();
+        fence_operand(pv);
+        release(bars + B::kVtEmpty + 8 * vs);
+        fold();
+      }
+      fixed = fix_flags[kq & 1] != 0;
+    }
+
+    // ---------------- epilogue ----------------
+    // l (column DV of the accumulator) lives in the quad's lane 0; out = (acc / l) * v_descale.
+    float l[2], l2q[2];
+    bool no_key[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      l[r] = __shfl_sync(0xffffffffu, acc[kPvRegs - 4 + 2 * r], lane & ~3);
+      l2q[r] = __shfl_sync(0xffffffffu, l2[r], lane & ~3);
+      no_key[r] = l[r] == 0.0f;  // NaN l is not "no key": it must propagate
+    }
+    if (a.lse != nullptr && lane % 4 == 0) {
+      float* lse = a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int grow = m0 + row0 + 8 * r;
+        if (grow < a.seqlen_q)
+          lse[grow] = no_key[r] ? -__builtin_huge_valf() : (m[r] + log2f(kLean ? l2q[r] : l[r])) * kLn2;
+      }
+    }
+    if (n_tiles == 0) {
+      std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride;
+#pragma unroll 1
+      for (int e = wtid; e < 64 * (DV / 8); e += 128) {
+        const int grow = m0 + cw * 64 + e / (DV / 8);
+        if (grow < a.seqlen_q)
+          *reinterpret_cast<uint4*>(go + grow * a.o_row_stride + (e % (DV / 8)) * 8) = make_uint4(0, 0, 0, 0);
+      }
+      continue;
+    }
+    if (wtid == 0 && store_pending) tma_store_wait_read();
+    named_barrier_sync(detail::kEpiBar + cw, 128);
+#pragma unroll
+    for (int j = 0; j < DV / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = 16 * warp + lane / 4 + 8 * r;
+        const int chunk = j % 8;
+        const std::uint32_t addr =
+            o_base + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
+        const float o0 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r] / l[r]) * a.v_descale;
+        const float o1 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r + 1] / l[r]) * a.v_descale;
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_bf16x2(o0, o1)) : "memory");
+      }
+    if (fixed) {
+      // Cold path: a NaN code in V at a key of a diagonal tile that the row does see makes that column NaN.
+      named_barrier_sync(detail::kEpiBar + cw, 128);
+      const int first_diag = (m0 + a.causal_offset + 1 > 0 ? m0 + a.causal_offset + 1 : 0) / 64;
+      const int key_lo = first_diag * 64;
+      const int key_hi = a.seqlen_k < n_tiles * 64 ? a.seqlen_k : n_tiles * 64;
+      const std::uint8_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
+#pragma unroll 1
+      for (int e = wtid; e < 64 * DV; e += 128) {
+        const int row = e / DV, col = e % DV;
+        const int grow = m0 + cw * 64 + row;
+        if (grow >= a.seqlen_q) continue;
+        int last = grow + a.causal_offset;
+        if (last > key_hi - 1) last = key_hi - 1;
+        bool any = false;
+#pragma unroll 1
+        for (int key = key_lo; key <= last; ++key)
+          any |= (gv[static_cast<std::int64_t>(key) * a.v_row_stride + col] & 0x7F) == 0x7F;
+        if (any) {
+          const std::uint32_t addr =
+              o_base + (col / 64) * (128 * 128) + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+          const unsigned short nan_bits = 0x7FC0;
+          asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "h"(nan_bits) : "memory");
+        }
+      }
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(detail::kEpiBar + cw, 128);
+    if (wtid == 0) {
+#pragma unroll
+      for (int bx = 0; bx < DV / 64; ++bx) tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, m0 + cw * 64, h, b);
+      tma_store_commit();
+      store_pending = true;
+    }
+    ++kq;
+  }
+  if (wtid == 0 && store_pending) tma_store_wait_read();
+#endif  // ZYFA_SM90A_PASS
+}
+
+}  // namespace zyfa::fp8::sm90
+
+#endif  // ZYFA_PLATFORM_CUDA
