@@ -21,8 +21,8 @@ if [ "$MODE" != bench ]; then
   echo "fp8 gpu test rc=$?" | tee -a "$OUT/run.log"; grep -E "ERROR|FAILED|test cases|assertions" "$OUT/test_fp8.log" | head -30
   if [ "${ZYFA_SANITIZE:-1}" = 1 ]; then
     for tool in memcheck racecheck synccheck; do
-      timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 ./build-fp8/test_fp8_sm90 -tc='P codes*,rows that see*' > "$OUT/$tool.log" 2>&1
-      echo "$tool rc=$?" | tee -a "$OUT/run.log"; tail -2 "$OUT/$tool.log"
+      timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 ./build-fp8/test_fp8_sm90 -tc='P codes*,rows that see*' > /tmp/$tool.log 2>&1
+      echo "$tool rc=$?" | tee -a "$OUT/run.log"; tail -3 /tmp/$tool.log | tee -a "$OUT/sanitizer.log"
     done
   fi
 fi
@@ -34,8 +34,9 @@ if [ "$MODE" != test ]; then
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi
 if [ "${ZYFA_NCU:-0}" = 1 ]; then
-  timeout 60 ncu --clock-control none -k regex:^fwd_kernel$ --launch-count 1 --section SpeedOfLight --section WarpStateStats \
-    --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active \
+  timeout 120 ncu --clock-control none -k regex:^fwd_kernel$ --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --section SchedulerStats \
+    --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed.sum \
     python3 bench/bench_fp8_sm90.py --lib build-fp8/libzyfa_capi.so --out /tmp/ncu_out --dims 128,128 --seqlens 8192 --reps 1 --activations none > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$?" | tee -a "$OUT/run.log"
 fi

@@ -232,7 +232,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       return;
     }
     // ---------------- V transpose (warps 1-3) ----------------
-    const int xt = tid - 32;  // 0 .. 95
     int kq = 0;
     std::uint32_t vc = 0;
 #pragma unroll 1
@@ -252,11 +251,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         mbarrier_wait(bars + B::kVtEmpty + 8 * s, ph ^ 1);
         const std::uint32_t src = sVs + s * Cfg::kVsBytes, dst = sVt + s * Cfg::kVtBytes;
         bool bad = false;
-        // Unit u: 16-key group g, quad q, 4 head-dim bytes [4e, 4e + 4): reads keys 16g + {2q, 2q+1, 2q+8, 2q+9},
-        // writes V^T rows 4e .. 4e+3 at key position 16g + 4q (sigma order, file comment).
-#pragma unroll 2
-        for (int u = xt; u < 512; u += 32 * Cfg::kTransposeWarps) {
-          const int e = u % 32, q = (u / 32) % 4, g = u / 128;
+        // Lane (e8 = lane % 8, q = lane / 8); iteration (g, e hi): 16-key group g, head-dim bytes [4e, 4e + 4) with
+        // e = e8 + 8 * ehi. A lane reads keys 16g + {2q, 2q+1, 2q+8, 2q+9} (4 words) and writes V^T rows 4e .. 4e+3
+        // at key position 16g + 4q (sigma order, file comment). Bank-conflict free both ways: the reads of a warp
+        // cover 8 swizzled chunks x 4 words, and each lane writes its 4 rows rotated by rot = (e / 2) % 4 (folded
+        // into the byte-permute selectors), so that one store of a warp hits 32 different banks.
+        const int e8 = lane % 8, q = lane / 8, rot = (e8 / 2) % 4;
+        const std::uint32_t sel_lo = static_cast<std::uint32_t>((0 ^ rot) | ((4 + (0 ^ rot)) << 4) | ((1 ^ rot) << 8) |
+                                                                ((4 + (1 ^ rot)) << 12));
+        const std::uint32_t sel_hi = static_cast<std::uint32_t>((2 ^ rot) | ((4 + (2 ^ rot)) << 4) | ((3 ^ rot) << 8) |
+                                                                ((4 + (3 ^ rot)) << 12));
+#pragma unroll 1
+        for (int it = warp - 1; it < 16; it += Cfg::kTransposeWarps) {
+          const int g = it / 4, e = e8 + 8 * (it % 4);
           std::uint32_t w[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -272,15 +279,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
               w[j] &= ~nan;
             }
           }
-          const std::uint32_t t0 = __byte_perm(w[0], w[1], 0x5140), t1 = __byte_perm(w[2], w[3], 0x5140);
-          const std::uint32_t t2 = __byte_perm(w[0], w[1], 0x7362), t3 = __byte_perm(w[2], w[3], 0x7362);
-          const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
+          // r[k] = bytes (w0, w1, w2, w3) of head-dim byte 4e + (k ^ rot): the V^T row 4e + (k ^ rot).
+          const std::uint32_t t0 = __byte_perm(w[0], w[1], sel_lo), t1 = __byte_perm(w[2], w[3], sel_lo);
+          const std::uint32_t t2 = __byte_perm(w[0], w[1], sel_hi), t3 = __byte_perm(w[2], w[3], sel_hi);
+          const std::uint32_t r[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
                                       __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
 #pragma unroll
-          for (int bq = 0; bq < 4; ++bq) {
-            const int d = 4 * e + bq, k = 16 * g + 4 * q;
-            const std::uint32_t addr = dst + (d / 8) * 512 + (d % 8) * 64 + (((k / 16) ^ ((d % 8) >> 1)) * 16) + k % 16;
-            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(o[bq]) : "memory");
+          for (int k = 0; k < 4; ++k) {
+            const int d = 4 * e + (k ^ rot), kp = 16 * g + 4 * q;
+            const std::uint32_t addr =
+                dst + (d / 8) * 512 + (d % 8) * 64 + (((kp / 16) ^ ((d % 8) >> 1)) * 16) + kp % 16;
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(r[k]) : "memory");
           }
         }
         fence_proxy_async_shared();
