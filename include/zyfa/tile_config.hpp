@@ -7,8 +7,12 @@
 // (2026-11-29, bench/RESULTS.md); every entry compiles without spills (nvcc 13.0 -Xptxas -v). Causal and
 // non-causal share the sizes (one kernel serves both).
 // AMD (gfx950/gfx942): wave64s of 32 query rows, BlockM = 32 * Warps; the K and V tiles must fit gfx942's
-// 64 KiB of LDS (Q lives in VGPRs). The AMD entries are not tuned: nothing has been timed on AMD hardware
-// (they are compiled in CI and run in the gfx950 CPU emulator only).
+// 64 KiB of LDS (Q lives in VGPRs). Chosen for gfx950 with the static cycle model (tools/gfx950isa/cycles.py) on
+// clang-22's code, run in the gfx950 CPU emulator (tests/python/test_cycle_model_bf16.py; modelled matrix-pipe busy
+// at two waves per SIMD, docs/cycle-model.md): 256 x 64 with 8 waves for hd64 (33.6% vs 24.1% for 128 x 64 x 4)
+// and hd128 (38.4% vs 29.7%). hd192/128 keeps 128 x 64 x 4 (29.9%): 256 x 64 x 8 models at 41.5% and fits gfx950's
+// 256 VGPRs, but spills 9 VGPRs on gfx942, which shares these entries. hd256 keeps 128 x 64 x 4 (32.9%; 256 x 64 x 8
+// models at 15.1%). Modelled, not timed: nothing has run on AMD hardware.
 // FP8: no entries yet (the FP8 kernels are not built; flash_attn_func says so).
 #pragma once
 #include "bf16/config.hpp"
@@ -34,8 +38,8 @@ struct TileConfig;
 
 // clang-format off
 //                                                                                  BlockM BlockN Warps
-template <bool C> struct TileConfig<Target::cdna, DType::bf16, 64, 64, C>   { using type = bf16::KernelConfig<64, 64,   128, 64, 4>; };
-template <bool C> struct TileConfig<Target::cdna, DType::bf16, 128, 128, C> { using type = bf16::KernelConfig<128, 128, 128, 64, 4>; };
+template <bool C> struct TileConfig<Target::cdna, DType::bf16, 64, 64, C>   { using type = bf16::KernelConfig<64, 64,   256, 64, 8>; };
+template <bool C> struct TileConfig<Target::cdna, DType::bf16, 128, 128, C> { using type = bf16::KernelConfig<128, 128, 256, 64, 8>; };
 template <bool C> struct TileConfig<Target::cdna, DType::bf16, 256, 256, C> { using type = bf16::KernelConfig<256, 256, 128, 64, 4>; };
 template <bool C> struct TileConfig<Target::cdna, DType::bf16, 192, 128, C> { using type = bf16::KernelConfig<192, 128, 128, 64, 4>; };
 template <bool C> struct TileConfig<Target::sm90, DType::bf16, 64, 64, C>   { using type = bf16::KernelConfig<64, 64,   128, 128, 4>; };

@@ -95,8 +95,12 @@ def test_calibration_against_the_published_block_figures():
     assert abs(c.exact_exp_vector_cycles - PUBLISHED["exact_exp_vector_cycles"]) <= 0.1 * 896
     assert abs(c.lean_p_vector_cycles - PUBLISHED["lean_p_vector_cycles"]) <= 0.1 * 384
     assert abs(c.busy_one_wave_pct - PUBLISHED["busy_one_wave_pct"]) <= 0.1 * 60
+    # the per-row work of a complete block step costs the one-wave schedule, and stays within 10%
+    assert c.busy_complete_one_wave_pct < c.busy_one_wave_pct
+    assert abs(c.busy_complete_one_wave_pct - PUBLISHED["busy_one_wave_pct"]) <= 0.1 * 60
     # documented difference (docs/cycle-model.md): the ping-pong stream hides all vector work in the model
     assert c.busy_pingpong_pct > c.busy_one_wave_pct and c.busy_exact_pingpong_pct > c.busy_exact_one_wave_pct
+    assert c.busy_complete_pingpong_pct > c.busy_complete_one_wave_pct
 
 
 def test_gen_asm_cycles_prints_modelled_reports():

@@ -187,20 +187,39 @@ def test_block_softmax_front_half_matches_the_specification(order):
 
 # ------------------------------------------------------------------------------------------------ full block step
 STEP_ARGS = [Arg("q", "ptr", "const std::uint8_t*", "Q [32, 128] e4m3fn", const=True),
-             Arg("k", "ptr", "const std::uint8_t*", "K [128 keys, 128] e4m3fn", const=True),
+             Arg("k", "ptr", "const std::uint8_t*", "K [128 keys, 128] e4m3fn (keys >= seqlen_k are never used)",
+                 const=True),
              Arg("vt", "ptr", "const std::uint8_t*", "V transposed: [128 dims, 128 keys] e4m3fn", const=True),
              Arg("acc", "ptr", "float*", "acc [32, 128] fp32 (unnormalised output)"),
              Arg("ml", "ptr", "float*", "[2][64]: running max m and row sum l per lane (query l % 32)"),
-             Arg("c", "f32", "float", "log2-domain logit scale")]
+             Arg("c", "f32", "float", "log2-domain logit scale"),
+             Arg("seqlen_k", "u32", "std::uint32_t", "keys of the sequence, 0..128"),
+             Arg("row_base", "i32", "std::int32_t", "row i sees keys [0, clamp(i + row_base, 0, seqlen_k)): "
+                 "causal_offset + 1 when causal (head_matrix.hpp visible_keys), seqlen_k otherwise")]
+
+#: kb above which the E8M0 scale of P would make the MFMA's per-product scaling round partial sums in the fp32
+#: subnormal range (products are multiples of 2^-18; scaled by 2^-(kb+8) they stay on the 2^-149 grid for
+#: kb <= 123): such rows get the unit scale from the MFMA and s_blk from one v_mul under EXEC.
+KB_E8M0_MAX = 123
+SCALE_A_E8M0 = 119  # the V operand's scale byte: 2^-8 (kTopExponent); the P operand's byte is 127 - kb
 
 
 def build_step() -> KernelSpec:
     """One FP8 block step for 32 queries x 128 keys (two 64-key blocks, online softmax from m = -inf, l = 0,
-    acc = 0): Sᵀ, t, block max, m_new, alpha = exp2(m - m_new), kb, Lean P codes packed into the f8f6f4 A layout
-    (two v_permlane32_swap exchanges per 32 keys put the keys in natural order), l_blk = Σ P (exact), (P·V)ᵀ = Vᵀ Pᵀ
-    with the scaled MFMA (unit scales; V given transposed; computing the transpose keeps every per-query scalar
-    in its lane), the per-64-key power-of-two block scale s_blk = 2^-(kb+8)
-    applied exactly (v_ldexp), acc = fma(acc, alpha, pv s_blk), l = fma(l, alpha, l_blk s_blk)."""
+    acc = 0) with causal / sequence-length masking: row i (lane l, i = l % 32) sees keys j < n_i = clamp(i +
+    row_base, 0, seqlen_k). Per block: Sᵀ, t (masked keys: -inf, so they never set the max), block max across the
+    lane halves (v_permlane32_swap), m_new, alpha = exp2(m - m_new), kb, Lean P codes (NaN y: 0x7F; masked keys:
+    code 0) packed into the f8f6f4 B layout in natural key order (two v_permlane32_swap per 32 keys), the exact
+    row sum, (P·V)ᵀ = Vᵀ Pᵀ with the scaled MFMA whose E8M0 scale operands carry the block scale
+    s_blk = 2^-(kb+8): byte 119 (2^-8) for every V row, byte 127 - kb for the row's P column (kb <= 123; rows with
+    a larger kb get byte 135, a unit product scale, and s_blk by v_mul under EXEC — see KB_E8M0_MAX).
+    acc = fma(acc, alpha, pv), l = fma(l, alpha, l_blk s_blk), m = m_new under EXEC = rows that see a key of the
+    block (a block with no visible key leaves the row's state unchanged, as the specification skips it).
+    NaN codes in V: the specification reads V only at visible keys, so a NaN V code at a masked key must not reach
+    the row. V's NaN bytes are zeroed before the MFMA, and a second MFMA counts, per (dim, row), the visible keys
+    whose V code is NaN (indicator codes 1.0 x visibility codes 1.0, exact in any order); a non-zero count makes
+    pv NaN, as 0 x NaN does in the specification. (Needed only in blocks that cross the diagonal or seqlen_k; this
+    test kernel does it in every block.) Straight-line and unscheduled: the correctness reference."""
     p = Program()
     kern = p.sreg("kernarg_ptr", 2, pin=0)
     lane = p.vreg("lane", pin=0)
@@ -217,18 +236,34 @@ def build_step() -> KernelSpec:
     p.v_lshrrev_b32_e32(h_, 5, lane)
     p.v_lshlrev_b32_e32(tmp, 4, h_)
     p.v_lshl_add_u32(off, i_, 7, tmp, comment="row i * 128 + 16 h")
-    one = p.vreg("scale_one")
+    # visible keys of the row: n = med3(i + row_base, 0, seqlen_k); rel = n - 4 h (key 32 kt + 8 (r/4) + 4 h + r%4
+    # of a block is masked iff 32 kt + 8 (r/4) + r%4 >= rel - 64 blk)
+    nvis, rel, sk = p.vreg("n_visible"), p.vreg("rel"), p.vreg("seqlen_k")
+    p.v_mov_b32_e32(sk, a["seqlen_k"])
+    p.v_add_u32_e32(nvis, a["row_base"], i_)
+    p.op("v_med3_i32", nvis, nvis, 0, sk)
+    p.v_lshlrev_b32_e32(tmp, 2, h_)
+    p.v_sub_u32_e32(rel, nvis, tmp)
+    one, sa = p.vreg("scale_one"), p.vreg("scale_v")
     p.v_mov_b32_e32(one, 127)
+    p.v_mov_b32_e32(sa, SCALE_A_E8M0)
     qb = [p.vreg(f"q{st}", 8) for st in range(2)]
     for st in range(2):
         for half in range(2):
             p.buffer_load_dwordx4(qb[st][4 * half:4 * half + 4], off, rs["q"], 0, offen=True,
                                   offset=64 * st + 32 * half)
-    maxc, maxf, nanc, lim = p.vreg("max_code"), p.vreg("max_code_f32"), p.vreg("nan_code"), p.vreg("c255")
+    maxc, maxf, nanc, lim, ninf, qnan = (p.vreg(x) for x in ("max_code", "max_code_f32", "nan_code", "c255",
+                                                             "neg_inf", "qnan"))
     p.v_mov_b32_e32(maxc, MAX_CODE)
     p.v_mov_b32_e32(maxf, f"{MAX_CODE}.0")
     p.v_mov_b32_e32(nanc, "0x7f")
     p.v_mov_b32_e32(lim, "255.0")
+    p.v_mov_b32_e32(ninf, "0xff800000")
+    p.v_mov_b32_e32(qnan, "0x7fc00000")
+    kbmax, big_byte, vis_code = p.vreg("kb_e8m0_max"), p.vreg("scale_unit_p"), p.vreg("vis_code")
+    p.v_mov_b32_e32(kbmax, KB_E8M0_MAX)
+    p.v_mov_b32_e32(big_byte, 254 - SCALE_A_E8M0)
+    p.v_mov_b32_e32(vis_code, "0x38", comment="e4m3fn 1.0")
     m, l = p.vreg("m"), p.vreg("l")
     p.v_mov_b32_e32(m, "0xff800000", comment="m = -inf")
     p.v_mov_b32_e32(l, 0)
@@ -239,8 +274,14 @@ def build_step() -> KernelSpec:
     toff = [p.sreg(f"tile{j}_off") for j in range(4)]
     for j in range(4):
         p.s_mov_b32(toff[j], hex(32 * 128 * j))
-    isnan = p.sreg("isnan", 2)
+    isnan, masked, skip, big, saved, hasnan = (p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big",
+                                                                      "saved_exec", "has_nan"))
     for blk in range(2):
+        relb = p.vreg(f"rel{blk}")
+        if blk == 0:
+            p.v_mov_b32_e32(relb, rel)
+        else:
+            p.v_add_u32_e32(relb, hex((-64 * blk) & 0xFFFFFFFF), rel, comment="rel - 64 blk")
         # S^T for keys 64 blk .. 64 blk + 63
         ka = [[p.vreg(f"k{blk}_{kt}_{st}", 8) for st in range(2)] for kt in range(2)]
         for kt in range(2):
@@ -255,6 +296,8 @@ def build_step() -> KernelSpec:
         for kt in range(2):
             for r in range(16):
                 p.v_mul_f32_e32(s[kt][r], a["c"], s[kt][r])
+                p.v_cmp_lt_i32_e64(masked, relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
+                p.v_cndmask_b32_e64(s[kt][r], s[kt][r], ninf, masked, comment="masked key: -inf")
         mx, xa, xb = p.vreg(f"m_lane{blk}"), p.vreg(f"swap_a{blk}"), p.vreg(f"swap_b{blk}")
         regs = [s[kt][r] for kt in range(2) for r in range(16)]
         p.v_mov_b32_e32(mx, "0xff800000", comment="-inf: a NaN logit never becomes the max (as std::max in the spec)")
@@ -274,12 +317,17 @@ def build_step() -> KernelSpec:
         p.v_cvt_u32_f32_e32(kbv, neg)
         p.v_lshl_add_u32(c0, kbv, 3, maxc)
         p.v_cvt_f32_u32_e32(c0, c0)
-        # codes, their values (row sum) and packing into the A layout
-        pa = p.vreg(f"p{blk}", 8)
+        # E8M0 scale byte of the P column: 127 - kb (kb <= KB_E8M0_MAX), else the unit product scale
+        sb = p.vreg(f"scale_p{blk}")
+        p.v_sub_u32_e32(sb, 127, kbv)
+        p.v_cmp_gt_u32_e64(big, kbv, kbmax)
+        p.v_cndmask_b32_e64(sb, sb, big_byte, big)
+        # codes, their values (row sum), visibility codes; packing into the B layout
+        pa, va_ = p.vreg(f"p{blk}", 8), p.vreg(f"vis{blk}", 8)
         lsum = p.vreg(f"l_lane{blk}")
         p.v_mov_b32_e32(lsum, 0)
-        y, code, pv_ = p.vreg(f"y{blk}"), p.vreg(f"code{blk}"), p.vreg(f"pval{blk}")
-        slot = {0: 0, 1: 2, 2: 1, 3: 3}  # dword g of a 32-key tile -> A-operand dword (before the exchange)
+        y, code, pv_, vb_ = p.vreg(f"y{blk}"), p.vreg(f"code{blk}"), p.vreg(f"pval{blk}"), p.vreg(f"visb{blk}")
+        slot = {0: 0, 1: 2, 2: 1, 3: 3}  # dword g of a 32-key tile -> B-operand dword (before the exchange)
         for kt in range(2):
             for r in range(16):
                 p.v_sub_f32_e32(y, s[kt][r], mnew)
@@ -289,41 +337,76 @@ def build_step() -> KernelSpec:
                 p.v_rndne_f32_e32(y, y)
                 p.v_cvt_u32_f32_e32(code, y)
                 p.v_cndmask_b32_e64(code, code, nanc, isnan)
+                p.v_cmp_lt_i32_e64(masked, relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
+                p.v_cndmask_b32_e64(code, code, 0, masked, comment="masked key: code 0")
+                p.v_cndmask_b32_e64(vb_, vis_code, 0, masked)
                 p.v_cvt_f32_fp8_e32(pv_, code)
                 p.v_add_f32_e32(lsum, lsum, pv_, comment="exact: multiples of 2^-9 below 2^15")
-                dst = pa[4 * kt + slot[r // 4]]
-                if r % 4 == 0:
-                    p.v_mov_b32_e32(dst, code)
-                else:
-                    p.v_lshl_or_b32(dst, code, 8 * (r % 4), dst)
-            p.op("v_permlane32_swap_b32", pa[4 * kt + 0], pa[4 * kt + 1], comment="keys 4-7 <-> 16-19 of the tile")
-            p.op("v_permlane32_swap_b32", pa[4 * kt + 2], pa[4 * kt + 3], comment="keys 12-15 <-> 24-27")
+                for dst, src in ((pa[4 * kt + slot[r // 4]], code), (va_[4 * kt + slot[r // 4]], vb_)):
+                    if r % 4 == 0:
+                        p.v_mov_b32_e32(dst, src)
+                    else:
+                        p.v_lshl_or_b32(dst, src, 8 * (r % 4), dst)
+            for reg in (pa, va_):
+                p.op("v_permlane32_swap_b32", reg[4 * kt + 0], reg[4 * kt + 1], comment="keys 4-7 <-> 16-19")
+                p.op("v_permlane32_swap_b32", reg[4 * kt + 2], reg[4 * kt + 3], comment="keys 12-15 <-> 24-27")
         la, lb = p.vreg(f"lswap_a{blk}"), p.vreg(f"lswap_b{blk}")
         p.v_mov_b32_e32(la, lsum)
         p.v_mov_b32_e32(lb, lsum)
         p.op("v_permlane32_swap_b32", la, lb)
         lblk = p.vreg(f"l_blk{blk}")
         p.v_add_f32_e32(lblk, la, lb, comment="l_blk: both lane halves (exact)")
-        # s_blk = 2^-(kb + 8); l = fma(l, alpha, l_blk * s_blk)
+        # s_blk = 2^-(kb + 8) for the row sum (and the rows with kb > KB_E8M0_MAX)
         nexp, sblk = p.vreg(f"nexp{blk}"), p.vreg(f"s_blk{blk}")
         p.v_add_u32_e32(nexp, 8, kbv)
         p.v_sub_u32_e32(nexp, 0, nexp)
         p.v_ldexp_f32(sblk, 1.0, nexp)
         p.v_mul_f32_e32(lblk, lblk, sblk)
-        p.v_fma_f32(l, l, alpha, lblk)
-        # P.V for the four 32-dim output tiles
+        # V tiles: NaN bytes zeroed, NaN indicator codes (1.0) beside them
         vb = [p.vreg(f"vt{blk}_{et}", 8) for et in range(4)]
+        vn = [p.vreg(f"vnan{blk}_{et}", 8) for et in range(4)]
         for et in range(4):
             for half in range(2):
                 p.buffer_load_dwordx4(vb[et][4 * half:4 * half + 4], off, rs["vt"], toff[et], offen=True,
                                       offset=64 * blk + 32 * half)
-        pv = p.vreg(f"pv{blk}", 16)
+        bits, low, t2, t3 = (p.vreg(f"{x}{blk}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3"))
         for et in range(4):
-            p.mfma_scale_f32_32x32x64_fp8(pv, vb[et], pa, 0, one, one, comment=f"(P V)^T, dims {32 * et}..")
+            for d in range(8):
+                x = vb[et][d]
+                p.v_and_b32_e32(bits, "0x7f7f7f7f", x)
+                p.v_add_u32_e32(bits, "0x1010101", bits, comment="byte 0x7f -> 0x80, no carries")
+                p.v_and_b32_e32(bits, "0x80808080", bits, comment="0x80 per NaN byte")
+                p.v_lshrrev_b32_e32(t2, 2, bits)
+                p.v_lshrrev_b32_e32(t3, 3, bits)
+                p.v_lshrrev_b32_e32(low, 4, bits)
+                p.v_or3_b32(vn[et][d], t2, t3, low, comment="indicator code 0x38 (1.0) per NaN byte")
+                p.v_lshrrev_b32_e32(low, 7, bits)
+                p.v_sub_u32_e32(low, bits, low, comment="0x7f per NaN byte, no borrows")
+                p.v_or_b32_e32(bits, bits, low, comment="0xff per NaN byte")
+                p.op("v_bfi_b32", x, bits, 0, x, comment="NaN bytes -> 0")
+        pv, cnt = p.vreg(f"pv{blk}", 16), p.vreg(f"nan_count{blk}", 16)
+        for et in range(4):
+            p.mfma_scale_f32_32x32x64_fp8(pv, vb[et], pa, 0, sa, sb, comment=f"(P V)^T s_blk, dims {32 * et}..")
+            p.mfma_scale_f32_32x32x64_fp8(cnt, vn[et], va_, 0, one, one, comment="visible NaN V codes")
+            # rows with kb > KB_E8M0_MAX: the MFMA used the unit scale; s_blk by VALU (exec = those rows)
+            p.op("s_and_saveexec_b64", saved, big)
             for r in range(16):
                 p.v_mul_f32_e32(pv[r], pv[r], sblk)
+            p.op("s_mov_b64", "exec", saved)
+            for r in range(16):
+                p.v_cmp_gt_f32_e64(hasnan, cnt[r], 0)
+                p.v_cndmask_b32_e64(pv[r], pv[r], qnan, hasnan)
+            # rows that see a key of this block: acc = fma(acc, alpha, pv)
+            p.v_cmp_gt_i32_e64(skip, nvis, 64 * blk)
+            p.op("s_and_saveexec_b64", saved, skip)
+            for r in range(16):
                 p.v_fma_f32(acc[et][r], acc[et][r], alpha, pv[r])
+            p.op("s_mov_b64", "exec", saved)
+        p.v_cmp_gt_i32_e64(skip, nvis, 64 * blk)
+        p.op("s_and_saveexec_b64", saved, skip)
+        p.v_fma_f32(l, l, alpha, lblk)
         p.v_mov_b32_e32(m, mnew)
+        p.op("s_mov_b64", "exec", saved)
     # results: (P V)^T register r of lane l is dim 32 et + 8 (r/4) + 4 h + r % 4 of query i = l % 32
     aoff, loff = p.vreg("acc_off"), p.vreg("ml_off")
     p.v_lshlrev_b32_e32(tmp, 4, h_)
@@ -339,20 +422,31 @@ def build_step() -> KernelSpec:
     return KernelSpec("zyfa_test_fp8_block_step", "FP8 block step (test kernel)", STEP_ARGS, p)
 
 
-def step_reference(qv, kv, vv, c):
+def visible_keys(seqlen_k: int, row_base: int) -> np.ndarray:
+    """n_i = clamp(i + row_base, 0, seqlen_k) for the 32 rows (head_matrix.hpp visible_keys: row_base =
+    causal_offset + 1 when causal, seqlen_k otherwise)."""
+    return np.clip(np.arange(32) + row_base, 0, seqlen_k)
+
+
+def step_reference(qv, kv, vv, c, n):
     """The specification (fp8_spec.hpp STEP 1-2, zyfa recipe) for 32 rows x 128 keys from m = -inf, l = 0,
-    acc = 0: returns acc [32, 128], m [32], l [32] in fp32 (fmaf as an exact product and one rounding)."""
+    acc = 0, row i seeing keys [0, n[i]) (blocks with no visible key skipped, masked keys never read): returns
+    acc [32, 128], m [32], l [32] in fp32 (fmaf as an exact product and one rounding), bounds and statistics."""
     s = np.zeros((32, 128), np.float32)
     for d in range(128):
         s = (s + qv[:, d:d + 1] * kv[:, d][None, :]).astype(np.float32)
     t = (s * np.float32(c)).astype(np.float32)
+    vis = np.arange(128)[None, :] < n[:, None]
+    t = np.where(vis, t, np.float32(-np.inf)).astype(np.float32)  # masked logits never reach the max
     m = np.full(32, -np.inf, np.float32)
     l = np.zeros(32, np.float32)
     acc = np.zeros((32, 128), np.float32)
     mag = np.zeros((32, 128))      # sum over keys of P |v| s, as acc accumulates it (alpha applied)
     slack = np.zeros((32, 128))    # the same with one code step per P (P/8 + 2^-9)
-    stats = {"alpha_lt_1": 0, "kb_gt_0": 0}
+    stats = {"alpha_lt_1": 0, "kb_gt_0": 0, "kb_above_e8m0": 0, "skipped": 0}
     for blk in range(2):
+        vb_ = vis[:, 64 * blk:64 * blk + 64]
+        run = vb_.any(axis=1)      # rows that see a key of the block; the others skip it
         tb = t[:, 64 * blk:64 * blk + 64]
         m_blk = np.fmax.reduce(tb, axis=1, initial=-np.inf).astype(np.float32)  # std::max from -inf: NaN skipped
         m_new = np.maximum(m, m_blk).astype(np.float32)
@@ -361,72 +455,125 @@ def step_reference(qv, kv, vv, c):
         neg = -(m_blk - m_new).astype(np.float32)
         kb = np.where(neg >= 255, 255, np.where(neg >= 0, np.floor(np.nan_to_num(neg)), 0)).astype(np.int64)
         code = lean_p_reference(tb, m_new[:, None], np.broadcast_to(kb[:, None], tb.shape).astype(np.uint32))
+        code = np.where(vb_, code, 0).astype(np.uint8)
         P = code.view(E4M3).astype(np.float32)
         s_blk = np.ldexp(np.float32(1), -(kb + 8)).astype(np.float32)
         l_blk = P.sum(axis=1, dtype=np.float64).astype(np.float32)  # exact
         pv = np.zeros((32, 128), np.float32)
         for j in range(64):
-            pv = (pv + P[:, j:j + 1] * vv[64 * blk + j][None, :]).astype(np.float32)
+            prod = P[:, j:j + 1] * vv[64 * blk + j][None, :]
+            pv = (pv + np.where(vb_[:, j:j + 1], prod, np.float32(0))).astype(np.float32)  # masked: never read
         pvs = (pv * s_blk[:, None]).astype(np.float32)
-        acc = (acc.astype(np.float64) * alpha[:, None] + pvs).astype(np.float32)
-        l = (l.astype(np.float64) * alpha + (l_blk * s_blk).astype(np.float32)).astype(np.float32)
-        va = np.abs(vv[64 * blk:64 * blk + 64]).astype(np.float64)
-        mag = mag * alpha[:, None] + (P.astype(np.float64) @ va) * s_blk[:, None]
-        slack = slack * alpha[:, None] + ((P.astype(np.float64) / 8 + 2.0 ** -9) @ va) * s_blk[:, None]
-        stats["alpha_lt_1"] += int(((alpha > 0) & (alpha < 1)).sum())
-        stats["kb_gt_0"] += int((kb > 0).sum())
-        m = m_new
+        acc_new = (acc.astype(np.float64) * alpha[:, None] + pvs).astype(np.float32)
+        l_new = (l.astype(np.float64) * alpha + (l_blk * s_blk).astype(np.float32)).astype(np.float32)
+        acc = np.where(run[:, None], acc_new, acc)
+        l = np.where(run, l_new, l).astype(np.float32)
+        va = np.where(vb_[:, :, None], np.abs(vv[64 * blk:64 * blk + 64])[None, :, :], 0)
+        va = np.nan_to_num(va.astype(np.float64))  # [32 rows, 64 keys, 128 dims]
+        Pd = P.astype(np.float64)
+        mag_b = np.einsum("ij,ijd->id", Pd, va) * s_blk[:, None]
+        slack_b = np.einsum("ij,ijd->id", (Pd / 8 + 2.0 ** -9) * vb_, va) * s_blk[:, None]
+        mag = np.where(run[:, None], mag * alpha[:, None] + mag_b, mag)
+        slack = np.where(run[:, None], slack * alpha[:, None] + slack_b, slack)
+        stats["alpha_lt_1"] += int((run & (alpha > 0) & (alpha < 1)).sum())
+        stats["kb_gt_0"] += int((run & (kb > 0)).sum())
+        stats["kb_above_e8m0"] += int((run & (kb > KB_E8M0_MAX)).sum())
+        stats["skipped"] += int((~run).sum())
+        m = np.where(run, m_new, m).astype(np.float32)
     return acc, m, l, mag, slack, stats
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN arithmetic in the numpy reference
-@pytest.mark.parametrize("nan_codes", [False, True], ids=["finite", "nan_codes"])
-@pytest.mark.parametrize("order", ["fp32_seq", "fp64", "fp32_block"])
-def test_full_block_step_matches_the_specification(order, nan_codes):
-    """Bit for bit under fp32_seq (the specification's summation order). Under fp64 / fp32_block S, hence t and
-    m_new, move in the last bits; a Lean P code can then move by at most one step (|dP| <= P/8 + 2^-9), so
-    |acc - spec| <= sum s alpha (P/8 + 2^-9)|v| + 2^-20 sum s alpha P |v| elementwise (the second term: the
-    different roundings of alpha and of the fp32 sums), and m, l within 2^-20 relative."""
+def step_inputs(case: str):
+    """(q, k, v codes, seqlen_k, row_base) of a test case: "full" (non-causal, 128 keys), "nan_codes" (a NaN
+    query, a NaN in V), "causal" (seqlen_k 100, causal_offset 49: the second block partly visible or skipped per
+    row; NaN codes in K and V at masked keys and past seqlen_k, one NaN V code visible to the last rows only),
+    "masked_rows" (seqlen_k 100, row_base -5: rows 0-5 see no key, the second block is skipped by every row)."""
     rng = np.random.default_rng(13)
     qc = rng.integers(0, 256, (32, 128)).astype(np.uint8)
     kc = rng.integers(0, 256, (128, 128)).astype(np.uint8)
     vc = rng.integers(0, 256, (128, 128)).astype(np.uint8)
     for x in (qc, kc, vc):
         x[(x & 0x7F) == 0x7F] = 0x38
-    qc[0, :] = 0x7E
-    kc[70, :] = 0x7E    # the second block holds a far larger logit for row 0: its max grows, alpha < 1
+    qc[0, :] = 0x7E     # max code in a whole row
+    kc[70, :] = 0x7E    # the second block holds a far larger logit for the rows with a positive q sum: alpha < 1
+    kc[70, :4] = 0x38
+    qc[1, 4:] = 0       # row 1 sees only dims 0-3, where key 10 holds the max code: its block-0 max lies far above
+    qc[1, :4] = 0x7E    # every logit of block 1 (kb = 255 there: the unit-scale MFMA and s_blk by v_mul)
+    kc[10, :4] = 0x7E
+    qc[2, :] = 0        # row 2 sees only dim 5 (1.0): logits within 60 of each other; key 100 (448) lifts its max
+    qc[2, 5] = 0x38     # by about 41 in block 1 (alpha = 2^-41 or so, in (0, 1))
+    kc[:64, 5] &= 0xF7
+    kc[100, 5] = 0x7E
     vc[3, :] = 0x7E     # max code in V
     vc[:, 5] = rng.integers(1, 8, 128)  # subnormal V codes
-    if nan_codes:
+    seqlen_k, row_base = 128, 128
+    if case == "nan_codes":
         qc[4, 10] = 0x7F  # every logit of query 4 is NaN: its max stays -inf, its codes are 0x7F, l and acc NaN
         vc[20, 9] = 0xFF  # a NaN in V (key 20, dim 9): dim 9 of every row is NaN (0 x NaN = NaN)
-    c = np.float32(0.0883883476 * 1.4426950408889634)
+    elif case in ("causal", "masked_rows"):
+        seqlen_k, row_base = 100, (50 if case == "causal" else -5)
+        kc[100:, :] = 0x7F  # past seqlen_k: NaN codes, never read
+        vc[100:, :] = 0xFF
+        kc[90, 3] = 0x7F    # masked for every row
+        vc[90, :] = 0x7F
+        vc[76, 11] = 0xFF   # key 76: visible to rows i >= 27 (causal) only
+        vc[2, 12] = 0x7F    # key 2: visible to every row that sees a key except those that see fewer than 3
+    return qc, kc, vc, seqlen_k, row_base
+
+
+def run_step(order: str, qc, kc, vc, seqlen_k: int, row_base: int, c):
     asm = emit_kernel(build_step(), "tests/python/test_gen_fp8_block_softmax.py")
     mach = Machine(EmuProgram.from_asm_text(asm, Semantics(mfma_accumulate=order)))
     pq, pk, pv = mach.upload(qc), mach.upload(kc), mach.upload(np.ascontiguousarray(vc.T))
     pa, pml = mach.alloc(32 * 128 * 4), mach.alloc(512)
     mach.launch("zyfa_test_fp8_block_step", grid=(1, 1, 1), block=(64, 1, 1),
-                kernarg=struct.pack("<QQQQQf4x", pq, pk, pv, pa, pml, c))
-    acc = mach.download(pa, np.float32, (32, 128))
-    ml = mach.download(pml, np.float32, (2, 64))
+                kernarg=struct.pack("<QQQQQfIi4x", pq, pk, pv, pa, pml, c, seqlen_k, row_base))
+    return mach.download(pa, np.float32, (32, 128)), mach.download(pml, np.float32, (2, 64))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN arithmetic in the numpy reference
+@pytest.mark.parametrize("case", ["full", "nan_codes", "causal", "masked_rows"])
+@pytest.mark.parametrize("order", ["fp32_seq", "fp64", "fp32_block"])
+def test_full_block_step_matches_the_specification(order, case):
+    """Bit for bit under fp32_seq (the specification's summation order). Under fp64 / fp32_block S, hence t and
+    m_new, move in the last bits; a Lean P code can then move by at most one step (|dP| <= P/8 + 2^-9), so
+    |acc - spec| <= sum s alpha (P/8 + 2^-9)|v| + 2^-20 sum s alpha P |v| elementwise (the second term: the
+    different roundings of alpha and of the fp32 sums), and m, l within 2^-20 relative. NaN, -inf (m of a row
+    that sees no key) and the exact zeros of skipped rows are compared exactly under every order."""
+    qc, kc, vc, seqlen_k, row_base = step_inputs(case)
+    c = np.float32(0.0883883476 * 1.4426950408889634)
+    acc, ml = run_step(order, qc, kc, vc, seqlen_k, row_base, c)
     qv, kv, vv = (x.view(E4M3).astype(np.float32) for x in (qc, kc, vc))
-    want_acc, want_m, want_l, mag, slack, stats = step_reference(qv, kv, vv, c)
-    assert stats["alpha_lt_1"] > 0 and stats["kb_gt_0"] > 0  # the online update and the block offset are used
+    n = visible_keys(seqlen_k, row_base)
+    want_acc, want_m, want_l, mag, slack, stats = step_reference(qv, kv, vv, c, n)
+    if case in ("full", "nan_codes"):
+        assert stats["alpha_lt_1"] > 0 and stats["kb_gt_0"] > 0 and stats["kb_above_e8m0"] > 0
+    if case == "causal":
+        assert stats["skipped"] > 0 and (n > 64).any() and (n < 100).any()
+        assert np.isnan(want_acc[27:, 11]).all() and not np.isnan(want_acc[:27, 11]).any()
+    if case == "masked_rows":
+        assert (n == 0).sum() == 6 and stats["skipped"] == 32 + 6
+        assert (want_acc[:6] == 0).all() and (want_l[:6] == 0).all() and np.isneginf(want_m[:6]).all()
     assert np.array_equal(ml[:, :32], ml[:, 32:], equal_nan=True)
-    got_l = ml[1, :32]
-    for got, want in ((ml[0, :32], want_m), (got_l, want_l), (acc, want_acc)):
+    got_m, got_l = ml[0, :32], ml[1, :32]
+    for got, want in ((got_m, want_m), (got_l, want_l), (acc, want_acc)):
         assert np.array_equal(np.isnan(got), np.isnan(want))  # NaN exactly where the specification has it
-    if nan_codes:
+    np.testing.assert_array_equal(np.isneginf(got_m), np.isneginf(want_m))
+    dead = n == 0  # rows that see no key: the initial state, bit for bit
+    np.testing.assert_array_equal(acc[dead].view(np.uint32), want_acc[dead].view(np.uint32))
+    np.testing.assert_array_equal(got_l[dead].view(np.uint32), want_l[dead].view(np.uint32))
+    if case == "nan_codes":
         assert np.isnan(want_acc[4]).all() and np.isnan(want_acc[:, 9]).all() and want_m[4] == -np.inf
     fin = ~np.isnan(want_acc)
     acc, want_acc = np.where(fin, acc, 0), np.where(fin, want_acc, 0)
     mag, slack = np.where(fin, mag, 0), np.where(fin, slack, 0)
     ok_l = ~np.isnan(want_l)
+    ok_m = np.isfinite(want_m)
     if order == "fp32_seq":
-        np.testing.assert_array_equal(ml[0, :32].view(np.uint32), want_m.view(np.uint32))
+        np.testing.assert_array_equal(got_m.view(np.uint32), want_m.view(np.uint32))
         np.testing.assert_array_equal(got_l[ok_l].view(np.uint32), want_l[ok_l].view(np.uint32))
         np.testing.assert_array_equal(acc.view(np.uint32), want_acc.view(np.uint32))
     else:
-        np.testing.assert_allclose(ml[0, :32], want_m, rtol=2.0 ** -20)
+        np.testing.assert_allclose(got_m[ok_m], want_m[ok_m], rtol=2.0 ** -20)
         np.testing.assert_allclose(got_l[ok_l], want_l[ok_l], rtol=2.0 ** -20)
         assert np.all(np.abs(acc.astype(np.float64) - want_acc) <= slack + 2.0 ** -20 * mag)

@@ -33,7 +33,7 @@ __all__ = ["block_step", "BLOCKS"]
 BLOCKS = 8  # loop iterations modelled (steady state dominates)
 
 
-def _body(p: Program, r: dict, softmax: str, pingpong: bool):
+def _body(p: Program, r: dict, softmax: str, pingpong: bool, complete: bool):
     """One block step. r: the registers that live across iterations."""
     def mfma_qk():
         for t in range(4):
@@ -42,9 +42,56 @@ def _body(p: Program, r: dict, softmax: str, pingpong: bool):
                                               r["sc"], r["sc"])
 
     def mfma_pv():
+        # P.V accumulates into the AGPR accumulators; the block scale is the E8M0 operand of P (sb)
         for t in range(4):
             for st in range(2):
-                p.mfma_scale_f32_32x32x64_fp8(r["o"][t], r["p"][st], r["vb"][t][st], r["o"][t], r["sc"], r["sc"])
+                p.mfma_scale_f32_32x32x64_fp8(r["o"][t], r["p"][st], r["vb"][t][st], r["o"][t], r["sc"], r["sb"])
+
+    def acc_update():
+        # the accumulator is rescaled by alpha only when a row max grew (a wave-uniform test; in steady state the
+        # branch around the rescale is taken): the test is what every block pays
+        p.v_cmp_gt_f32_e64(r["big"], r["c1"], r["alpha2"][0])
+        p.s_cmp_lg_u64(r["big"], 0) if hasattr(p, "s_cmp_lg_u64") else p.op("s_cmp_lg_u64", r["big"], 0)
+
+    def row_stats():
+        # per-row scalars of a complete block step (the bit-exact block step's op list): the row max across the
+        # two lane halves (v_permlane32_swap), m_new, alpha = exp2(m - m_new), kb, the Lean P offset and the E8M0
+        # scale byte of P, the packed constants of the Lean P FMA
+        p.v_mov_b32_e32(r["xa"], r["mx"])
+        p.v_mov_b32_e32(r["xb"], r["mx"])
+        p.op("v_permlane32_swap_b32", r["xa"], r["xb"])
+        p.v_max3_f32(r["mblk"], r["mx"], r["xa"], r["xb"])
+        p.v_max_f32_e32(r["mnew"], r["m"], r["mblk"])
+        p.v_sub_f32_e32(r["alpha2"][0], r["m"], r["mnew"])
+        p.v_exp_f32_e32(r["alpha2"][0], r["alpha2"][0])
+        p.v_mov_b32_e32(r["alpha2"][1], r["alpha2"][0])
+        p.v_sub_f32_e32(r["kbf"], r["mnew"], r["mblk"])
+        p.v_min_f32_e32(r["kbf"], r["c255"], r["kbf"])
+        p.v_cvt_u32_f32_e32(r["kbi"], r["kbf"])
+        p.v_sub_u32_e32(r["sb"], 127, r["kbi"])
+        p.v_cmp_gt_u32_e64(r["big"], r["kbi"], r["c123"])
+        p.v_cndmask_b32_e64(r["sb"], r["sb"], r["c135"], r["big"])
+        p.v_lshl_add_u32(r["bias2"][0], r["kbi"], 3, r["c126"])
+        p.v_cvt_f32_u32_e32(r["bias2"][0], r["bias2"][0])
+        p.v_fma_f32(r["bias2"][0], r["mnew"], -8.0, r["bias2"][0])
+        p.v_mov_b32_e32(r["bias2"][1], r["bias2"][0])
+        p.v_mov_b32_e32(r["m"], r["mnew"])
+
+    def row_sum():
+        # l_blk across the lane halves, l = fma(l, alpha, l_blk s_blk)
+        p.v_add_f32_e32(r["xa"], r["sum2"][0], r["sum2"][1])
+        p.v_mov_b32_e32(r["xb"], r["xa"])
+        p.op("v_permlane32_swap_b32", r["xa"], r["xb"])
+        p.v_add_f32_e32(r["xa"], r["xa"], r["xb"])
+        p.v_sub_u32_e32(r["nexp"], 0, r["kbi"])
+        p.v_ldexp_f32(r["xa"], r["xa"], r["nexp"])
+        p.v_fma_f32(r["l"], r["l"], r["alpha2"][0], r["xa"])
+
+    def p_exchange():
+        # the Lean P codes into the B-operand layout of P.V: two v_permlane32_swap per 32 keys
+        for st in range(2):
+            p.op("v_permlane32_swap_b32", r["p"][st][0], r["p"][st][1])
+            p.op("v_permlane32_swap_b32", r["p"][st][2], r["p"][st][3])
 
     def lds_k():
         for t in range(4):
@@ -69,6 +116,8 @@ def _body(p: Program, r: dict, softmax: str, pingpong: bool):
         for j in range(16):
             t = j // 4
             p.v_max3_f32(r["mx"], s[t][j % 16], s[(t + 1) % 4][j % 16], r["mx"])
+        if complete:
+            row_stats()
         for t in range(4):
             for j in range(0, 16, 2):
                 p.v_pk_fma_f32(s[t][j:j + 2], s[t][j:j + 2], r["scale2"], r["bias2"])
@@ -84,10 +133,16 @@ def _body(p: Program, r: dict, softmax: str, pingpong: bool):
         for t in range(4):
             for j in range(0, 16, 4):
                 p.v_pk_add_f32(r["sum2"], r["sum2"], s[t][j:j + 2])
+        if complete:
+            row_sum()
+            p_exchange()
 
     if not pingpong:
-        # software-pipelined within the wave: K of the next block is read while P.V runs
+        # software-pipelined within the wave: K of the next block is read while P.V runs; the previous block's
+        # accumulator update runs under the QK^T MFMAs
         mfma_qk()
+        if complete:
+            acc_update()
         dma_next()
         lds_v()
         softmax_ops()
@@ -103,13 +158,16 @@ def _body(p: Program, r: dict, softmax: str, pingpong: bool):
     p.s_barrier()
     # phase B: vector work and the LDS reads for the next block
     dma_next()
+    if complete:
+        acc_update()
     softmax_ops()
     lds_k()
     lds_v()
     p.s_barrier()
 
 
-def block_step(softmax: str = "lean", schedule: str = "one_wave", wave: int = 0, blocks: int = BLOCKS) -> str:
+def block_step(softmax: str = "lean", schedule: str = "one_wave", wave: int = 0, blocks: int = BLOCKS,
+               complete: bool = False) -> str:
     """Assembly text of a calibration stream (see the module docstring). `wave` selects the ping-pong role
     (1: starts one barrier late, 0: ends with the extra barrier). Loop label ``.Lblock`` (trip count `blocks`)."""
     if softmax not in ("lean", "exact") or schedule not in ("one_wave", "pingpong"):
@@ -126,6 +184,11 @@ def block_step(softmax: str = "lean", schedule: str = "one_wave", wave: int = 0,
         "sc": p.vreg("scale_e8m0"), "mx": p.vreg("max"), "scale2": p.vreg("scale2", 2), "bias2": p.vreg("bias2", 2),
         "sum2": p.vreg("sum2", 2), "lds_k": p.vreg("lds_k"), "lds_v": p.vreg("lds_v"),
         "gofs": p.vreg("global_off"), "rsrc": p.sreg("rsrc", 4),
+        "sb": p.vreg("scale_p_e8m0"), "c1": p.vreg("c1"), "alpha2": p.vreg("alpha2", 2),
+        "xa": p.vreg("swap_a"), "xb": p.vreg("swap_b"), "mblk": p.vreg("m_blk"), "mnew": p.vreg("m_new"),
+        "m": p.vreg("m"), "l": p.vreg("l"), "kbf": p.vreg("kb_f32"), "kbi": p.vreg("kb"), "nexp": p.vreg("nexp"),
+        "c255": p.vreg("c255"), "c123": p.vreg("c123"), "c135": p.vreg("c135"), "c126": p.vreg("c126"),
+        "big": p.sreg("kb_big", 2),
     }
     lane = p.vreg("lane", pin=0)
     n, i = p.sreg("blocks"), p.sreg("block")
@@ -146,6 +209,13 @@ def block_step(softmax: str = "lean", schedule: str = "one_wave", wave: int = 0,
     for t in range(4):
         for j in range(16):
             p.v_accvgpr_write_b32(r["o"][t][j], 0)
+    p.v_mov_b32_e32(r["sb"], 127)
+    if complete:
+        for name, val in (("m", "0xff800000"), ("l", 0), ("c255", "255.0"), ("c123", 123), ("c135", 135),
+                          ("c126", 126), ("c1", "1.0")):
+            p.v_mov_b32_e32(r[name], val)
+        p.v_mov_b32_e32(r["alpha2"][0], 0)
+        p.v_mov_b32_e32(r["alpha2"][1], 0)
     # K (and for ping-pong V) of block 0 in registers before the loop
     for t in range(4):
         for st in range(2):
@@ -162,17 +232,19 @@ def block_step(softmax: str = "lean", schedule: str = "one_wave", wave: int = 0,
     p.s_mov_b32(n, blocks)
     p.s_mov_b32(i, 0)
     with p.loop(".Lblock", i, n):
-        _body(p, r, softmax, pingpong)
+        _body(p, r, softmax, pingpong, complete)
     if pingpong and wave == 0:
         p.s_barrier()
     # keep the results live to the end (the allocator rejects dead values)
     for t in range(4):
         p.v_accvgpr_read_b32(r["sc"], r["o"][t][0])
+    if complete:
+        p.v_max_f32_e32(r["sc"], r["sc"], r["l"])
     p.v_max_f32_e32(r["sc"], r["sc"], r["sum2"][0])
     p.v_max_f32_e32(r["sc"], r["sc"], r["mx"])
     p.v_max_f32_e32(r["sc"], r["sc"], r["s"][0][0])
     p.v_readfirstlane_b32(S(4), r["sc"])
     p.s_endpgm()
-    name = f"zyfa_cal_{softmax}_{schedule}_w{wave}"
+    name = f"zyfa_cal_{softmax}_{schedule}_w{wave}{'_complete' if complete else ''}"
     return emit_kernel(KernelSpec(name, f"{name}: cycle-model calibration stream (not a kernel)", [], p,
                                   workgroup_size=128 if pingpong else 64, lds_bytes=32768), "tools/zyfa_gen/calibration.py")

@@ -38,18 +38,20 @@ class Calibration:
     busy_exact_pingpong_pct: float
     cycles_one_wave: float
     cycles_pingpong_pair: float
+    busy_complete_one_wave_pct: float = 0.0
+    busy_complete_pingpong_pct: float = 0.0
 
 
-def _streams(softmax: str, schedule: str) -> list:
+def _streams(softmax: str, schedule: str, complete: bool = False) -> list:
     if schedule == "one_wave":
-        return [parse_items(block_step(softmax, schedule))]
-    return [parse_items(block_step(softmax, schedule, w)) for w in (0, 1)]
+        return [parse_items(block_step(softmax, schedule, complete=complete))]
+    return [parse_items(block_step(softmax, schedule, w, complete=complete)) for w in (0, 1)]
 
 
-def _steady(softmax: str, schedule: str):
-    st = _streams(softmax, schedule)
+def _steady(softmax: str, schedule: str, complete: bool = False):
+    st = _streams(softmax, schedule, complete)
     a = simulate(st, {".Lblock": 8})
-    st = _streams(softmax, schedule)
+    st = _streams(softmax, schedule, complete)
     b = simulate(st, {".Lblock": 9})
     cyc = b.cycles - a.cycles
     return cyc, (b.mfma_busy - a.mfma_busy), (b.valu_cycles - a.valu_cycles) / a.waves
@@ -60,10 +62,13 @@ def calibration() -> Calibration:
     lp_c, lp_m, _ = _steady("lean", "pingpong")
     eo_c, eo_m, eo_v = _steady("exact", "one_wave")
     ep_c, ep_m, _ = _steady("exact", "pingpong")
+    co_c, co_m, _ = _steady("lean", "one_wave", True)
+    cp_c, cp_m, _ = _steady("lean", "pingpong", True)
     return Calibration(matrix_cycles=lo_m, exact_exp_vector_cycles=eo_v, lean_p_vector_cycles=lo_v,
                        busy_one_wave_pct=100.0 * lo_m / lo_c, busy_pingpong_pct=100.0 * lp_m / lp_c,
                        busy_exact_one_wave_pct=100.0 * eo_m / eo_c, busy_exact_pingpong_pct=100.0 * ep_m / ep_c,
-                       cycles_one_wave=lo_c, cycles_pingpong_pair=lp_c)
+                       cycles_one_wave=lo_c, cycles_pingpong_pair=lp_c,
+                       busy_complete_one_wave_pct=100.0 * co_m / co_c, busy_complete_pingpong_pct=100.0 * cp_m / cp_c)
 
 
 def format_calibration(c: Calibration) -> str:
@@ -79,6 +84,8 @@ def format_calibration(c: Calibration) -> str:
                    f"{'within 10%' if abs(d) <= 10 else 'DIFFERS (docs/cycle-model.md)'}")
     out.append(f"  (exact exp: busy {c.busy_exact_one_wave_pct:.1f}% one wave, {c.busy_exact_pingpong_pct:.1f}% "
                "ping-pong; modelled)")
+    out.append(f"  (Lean P with the per-row work of a complete block step: busy {c.busy_complete_one_wave_pct:.1f}% one "
+               f"wave, {c.busy_complete_pingpong_pct:.1f}% ping-pong; modelled)")
     peak = 2 * 32 * 32 * 64 / 64 * table.SIMDS * table.CLOCK_GHZ * 1e9 / 1e12
     out.append(f"  modelled steady-state TFLOP/s at {table.CLOCK_GHZ} GHz (FP8 peak {peak:.0f}): one wave "
                f"{peak * c.busy_one_wave_pct / 100:.0f}, ping-pong {peak * c.busy_pingpong_pct / 100:.0f} "
