@@ -1,8 +1,8 @@
 // End-to-end emulator test TU: zyfa's BF16 forward attention kernel (include/zyfa/bf16) for every built-in
 // head-dim pair (include/zyfa/head_dims.hpp) plus the padded custom pair (80, 80), compiled for gfx950 exactly as a
-// user's HIP TU would, in its fixed-length and variable-length (Varlen = true) forms. The launch parameters of each configuration (dynamic LDS bytes, threads per block, query
-// rows per block) are exported as device constants so the test reads them from the assembly instead of
-// repeating the tile table.
+// user's HIP TU would, in its fixed-length and variable-length (Varlen = true) forms. The launch parameters of each
+// configuration (dynamic LDS bytes, threads per block, query rows per block) are exported as device constants so the
+// test reads them from the assembly instead of repeating the tile table.
 #include <zyfa/bf16/launch.hpp>
 #include <zyfa/head_dims.hpp>
 #include <zyfa/tile_config.hpp>

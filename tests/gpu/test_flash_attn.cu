@@ -838,10 +838,10 @@ struct VarlenCase {
 zyfa::Status varlen_launch(VarlenPath path, const zyfa::AttentionParams& p) {
   zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
   bool launched = false;
-#define ZYFA_TEST_VL_(DQK, DV)                                                                  \
-  if (p.head_dim_qk == DQK && p.head_dim_v == DV) {                                             \
-    if (path == VarlenPath::portable) return zyfa::bf16::launch_builtin<DQK, DV>(p, nullptr);   \
-    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(p, nullptr, &launched);                  \
+#define ZYFA_TEST_VL_(DQK, DV)                                                                      \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) {                                                 \
+    if (path == VarlenPath::portable) return zyfa::bf16::launch_builtin<DQK, DV>(p, nullptr);       \
+    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(p, nullptr, &launched);                      \
     if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline did not apply"); \
   }
   ZYFA_BUILTIN_HEAD_DIMS(ZYFA_TEST_VL_)
@@ -891,7 +891,9 @@ int run_varlen_case(const VarlenCase& c) {
   INFO(desc);
   auto hs_of = [&](int d) -> std::int64_t { return c.head_stride > 0 ? c.head_stride : d + c.pad; };
   const std::int64_t q_hs = hs_of(dqk), k_hs = hs_of(dqk), v_hs = hs_of(dv), o_hs = hs_of(dv);
-  auto rs_of = [&](int heads, int d) -> std::int64_t { return c.head_stride > 0 ? d + 8 : heads * (d + c.pad) + c.pad; };
+  auto rs_of = [&](int heads, int d) -> std::int64_t {
+    return c.head_stride > 0 ? d + 8 : heads * (d + c.pad) + c.pad;
+  };
   const std::int64_t q_rs = rs_of(h, dqk), k_rs = rs_of(hk, dqk), v_rs = rs_of(hk, dv), o_rs = rs_of(h, dv);
   const size_t q_n = static_cast<size_t>(tq) * q_rs, k_n = static_cast<size_t>(tk) * k_rs;
   const size_t v_n = static_cast<size_t>(tk) * v_rs, o_n = static_cast<size_t>(tq) * o_rs;
@@ -1023,8 +1025,7 @@ int run_varlen_case(const VarlenCase& c) {
         }
         if (b != c.poisoned_seq && std::isnan(want_l)) ++bad_finite;
       }
-    if (seq_bad > 0)
-      std::printf("  sequence %d (seqlen_q %d, seqlen_k %d): %d elements differ\n", b, lq, lk, seq_bad);
+    if (seq_bad > 0) std::printf("  sequence %d (seqlen_q %d, seqlen_k %d): %d elements differ\n", b, lq, lk, seq_bad);
   }
   std::printf("%-100s checked %d: bits differ %d, lse bits differ %d, canaries overwritten %d, non-finite %d\n", desc,
               checked, bad_bits, bad_lse_bits, bad_canary, bad_finite);
@@ -1075,8 +1076,9 @@ TEST_CASE("varlen: the portable kernel, bit for bit equal to its per-sequence ca
     }
 }
 
-TEST_CASE("small: varlen strided views, no LSE, and a head stride that sends both varlen and per-sequence calls to "
-          "the portable kernel") {
+TEST_CASE(
+    "small: varlen strided views, no LSE, and a head stride that sends both varlen and per-sequence calls to "
+    "the portable kernel") {
   for (bool causal : {false, true}) {
     VarlenCase c;
     c.causal = causal;

@@ -643,13 +643,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         store_pending = true;
       }
     } else {
-      std::uint16_t* go = a.out + h * a.o_head_stride + static_cast<std::int64_t>(sq.q0() + m0 + cw * 64) * a.o_row_stride;
+      std::uint16_t* go =
+          a.out + h * a.o_head_stride + static_cast<std::int64_t>(sq.q0() + m0 + cw * 64) * a.o_row_stride;
 #pragma unroll 1
       for (int e = wtid; e < wg_rows * (DV / 8); e += 128) {
         const int row = e / (DV / 8), c = e % (DV / 8);  // row within the warpgroup's 64, 16-byte chunk
         const std::uint32_t addr = o_base + (c / 8) * (128 * 128) + row * 128 + (((c % 8) ^ (row % 8)) * 16);
         uint4 w;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "r"(addr));
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                     : "r"(addr));
         *reinterpret_cast<uint4*>(go + static_cast<std::int64_t>(row) * a.o_row_stride + c * 8) = w;
       }
     }

@@ -69,9 +69,9 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
   if (p.qkv_dtype != DType::bf16 || p.out_dtype != DType::bf16) return false;
   for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
     if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return false;
-  const std::int64_t strides[12] = {p.q_row_stride,    p.q_head_stride,    p.k_row_stride,   p.k_head_stride,
-                                    p.v_row_stride,    p.v_head_stride,    p.out_row_stride, p.out_head_stride,
-                                    p.q_batch_stride,  p.k_batch_stride,   p.v_batch_stride, p.out_batch_stride};
+  const std::int64_t strides[12] = {p.q_row_stride,   p.q_head_stride,  p.k_row_stride,   p.k_head_stride,
+                                    p.v_row_stride,   p.v_head_stride,  p.out_row_stride, p.out_head_stride,
+                                    p.q_batch_stride, p.k_batch_stride, p.v_batch_stride, p.out_batch_stride};
   const int n = p.is_varlen() ? 8 : 12;
   for (int i = 0; i < n; ++i)
     if (strides[i] <= 0 || strides[i] % 8 != 0 || strides[i] >= (std::int64_t{1} << 39)) return false;
@@ -128,18 +128,18 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   const bool varlen = p.is_varlen();
   const std::int64_t map_b = varlen ? 1 : p.batch;
   const std::int64_t rows_q = varlen ? p.total_q : p.seqlen_q, rows_k = varlen ? p.total_k : p.seqlen_k;
-  const std::int64_t bs_q = varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_qk, p.q_row_stride,
-                                                             p.q_head_stride)
-                                   : p.q_batch_stride;
-  const std::int64_t bs_k = varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_qk, p.k_row_stride,
-                                                             p.k_head_stride)
-                                   : p.k_batch_stride;
-  const std::int64_t bs_v = varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_v, p.v_row_stride,
-                                                             p.v_head_stride)
-                                   : p.v_batch_stride;
-  const std::int64_t bs_o = varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_v, p.out_row_stride,
-                                                             p.out_head_stride)
-                                   : p.out_batch_stride;
+  const std::int64_t bs_q =
+      varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_qk, p.q_row_stride, p.q_head_stride)
+             : p.q_batch_stride;
+  const std::int64_t bs_k =
+      varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_qk, p.k_row_stride, p.k_head_stride)
+             : p.k_batch_stride;
+  const std::int64_t bs_v =
+      varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_v, p.v_row_stride, p.v_head_stride)
+             : p.v_batch_stride;
+  const std::int64_t bs_o =
+      varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_v, p.out_row_stride, p.out_head_stride)
+             : p.out_batch_stride;
   if (bs_q <= 0 || bs_k <= 0 || bs_v <= 0 || bs_o <= 0) return Status::success();
   if (!enc(&a.tm_q, p.q, p.head_dim_qk, rows_q, p.num_heads, map_b, p.q_row_stride, p.q_head_stride, bs_q,
            Cfg::kBlockM) ||
