@@ -93,6 +93,12 @@ __device__ __forceinline__ bool select_sequence(FwdArgs& a, int b, int m0) {
   a.k += static_cast<std::int64_t>(k0) * a.k_row_stride;
   a.v += static_cast<std::int64_t>(k0) * a.v_row_stride;
   if (a.lse != nullptr) a.lse += q0;
+#if ZYFA_PLATFORM_CUDA
+  // nvcc 13.0 (sm_90a) dropped the narrowing of a.q (the first field of this copy of the kernel parameter): the
+  // kernel read sequence 0's query rows for every sequence (the varlen failure on the H200). An empty asm that
+  // takes and gives back each narrowed pointer makes the compiler use the narrowed values; it emits no instruction.
+  asm volatile("" : "+l"(a.q), "+l"(a.out), "+l"(a.k), "+l"(a.v), "+l"(a.lse));
+#endif
   a.seqlen_q = q1 - q0;
   a.seqlen_k = k1 - k0;
   a.causal_offset = a.seqlen_k - a.seqlen_q;

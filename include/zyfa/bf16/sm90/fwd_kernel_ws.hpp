@@ -83,7 +83,8 @@ namespace detail {
 /// Shared-memory layout offsets of the barriers (bytes from Cfg::kBarOff; up to 4 stages).
 struct BarLayout {
   static constexpr int kQFull = 0, kQEmpty = 8, kKFull = 16, kKEmpty = 16 + 8 * 4, kVFull = 16 + 16 * 4,
-                       kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4;  // kFlag: 2 ints
+                       kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4,  // kFlag: 2 ints
+      kQFix = 32 + 32 * 4;                                                               // varlen only
 };
 /// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1.
 constexpr int kSchedBar = 1, kEpiBar = 3;
@@ -223,6 +224,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       mbarrier_init(bars + B::kVEmpty + 8 * s, detail::kEmptyArrivals);
     }
     mbarrier_init(bars + B::kVFix, 1);
+    if constexpr (Varlen) mbarrier_init(bars + B::kQFix, 1);
     fix_flags[0] = 0;
     fix_flags[1] = 0;
     mbarrier_init_fence();
@@ -242,6 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     }
     int kq = 0;                               // keyed tiles (tiles with visible keys) loaded so far
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
+    std::uint32_t qfixes = 0;                 // varlen: Q tiles with rows zeroed
 #pragma unroll 1
     for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
       const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
@@ -254,12 +257,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
       // epilogue). The V-fix flag of this keyed tile's parity is free again then.
       mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
+      // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the sequence
+      // (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives a
+      // fixed-length call, and the warp-wide rescale decisions of the online softmax are the same (bit for bit).
+      const bool q_fix = Varlen && sq.seqlen_q() - m0 < 128;
       if (lane == 0) {
         fix_flags[kq & 1] = 0;
-        mbarrier_arrive_expect_tx(bars + B::kQFull, Cfg::kQBytes);
+        const std::uint32_t qbar = q_fix ? bars + B::kQFix : bars + B::kQFull;
+        mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
 #pragma unroll
         for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, bars + B::kQFull, 64 * bx, sq.q0() + m0, h, bc);
+          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
+      }
+      if constexpr (Varlen) {
+        if (q_fix) {
+          mbarrier_wait(bars + B::kQFix, qfixes & 1);
+          ++qfixes;
+          const int valid_rows = sq.seqlen_q() - m0;
+#pragma unroll 1
+          for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
+            if ((off % (128 * 128)) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
+              asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
+          fence_proxy_async_shared();
+          __syncwarp();
+          if (lane == 0) mbarrier_arrive(bars + B::kQFull);
+        }
       }
       const int first_diag_key = a.causal ? m0 + sq.causal_offset() + 1 : 0x7FFFFFFF;  // first key row 0 must not see
       bool any_fixed = false;
