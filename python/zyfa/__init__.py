@@ -270,6 +270,34 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
             return out.zero_(), lse.fill_(_NEG_INF)
         # every length is <= the packed length (checked above): the C++ entry takes max_seqlen in [1, total]
         max_seqlen_q, max_seqlen_k = min(max_seqlen_q, tq), min(max_seqlen_k, tk)
+        try:
+            return _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse,
+                                  softmax_scale, causal, q_descale, k_descale, v_descale)
+        except NotImplementedError:
+            if q.dtype != torch.bfloat16:
+                raise
+        # The C++ entry runs only where the sm_90a wgmma kernel applies: elsewhere one flash_attn_func per sequence
+        # (the same results: flash_attn_func then runs the portable kernel on each sequence).
+        for b in range(batch):
+            q0, q1, k0, k1 = cq[b], cq[b + 1], ck[b], ck[b + 1]
+            if q1 == q0:
+                continue
+            if k1 == k0:
+                out[q0:q1].zero_()
+                lse[:, q0:q1].fill_(_NEG_INF)
+                continue
+            o_b, l_b = _fwd(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], softmax_scale, causal, q_descale,
+                            k_descale, v_descale)
+            out[q0:q1].copy_(o_b[0])
+            lse[:, q0:q1].copy_(l_b[0])
+        return out, lse
+    return _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse,
+                          softmax_scale, causal, q_descale, k_descale, v_descale)
+
+
+def _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse, softmax_scale,
+                   causal, q_descale, k_descale, v_descale):
+    """zyfa_varlen_fwd into out [total_q, h, dv] / lse [h, total_q] (the C entry's errors raised as in _lib.check)."""
     lib = _lib.library_for(q.device)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
@@ -398,8 +426,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             rows cu_seqlens_q[b]:cu_seqlens_q[b+1] of q against keys cu_seqlens_k[b]:cu_seqlens_k[b+1] of k/v; empty
             sequences are allowed (no query row: nothing; no key: out 0, lse -inf). The offsets are checked on the
             host (ValueError naming cu_seqlens_q/_k or max_seqlen_q/_k); on CUDA that reads them back (one
-            synchronization), then one kernel launch runs every sequence. CUDA: rows past cu_seqlens_q[-1] are 0
-            with lse -inf; CPU: not written.
+            synchronization), then one kernel launch runs every sequence (on an H100/H200 with TMA-addressable
+            tensors; elsewhere one flash_attn_func per sequence). CUDA: rows past cu_seqlens_q[-1] are 0 with lse
+            -inf; CPU: not written.
         max_seqlen_q, max_seqlen_k: ints, the longest query / key sequence.
         causal: bottom-right aligned per sequence. Other options as flash_attn_func; block_table (paged KV) must be
             None.
