@@ -56,17 +56,25 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
 ///   v [1, total_k, num_heads_k, head_dim_v], out [1, total_q, num_heads, head_dim_v];
 /// softmax_lse: nullptr or device fp32 [num_heads, total_q] (natural log). cu_seqlens_q / cu_seqlens_k: DEVICE
 /// int32 [batch + 1] offsets, non-decreasing from 0 (sequence b: query rows [cu_seqlens_q[b], cu_seqlens_q[b+1]),
-/// keys [cu_seqlens_k[b], cu_seqlens_k[b+1])); empty sequences allowed. max_seqlen_q / max_seqlen_k: the longest
-/// query / key sequence (the grid covers max_seqlen_q rows per sequence). Causal is bottom-right aligned per
-/// sequence. Runs the portable BF16 kernel (fwd_kernel<Config, true>): each sequence gives bit for bit what that
-/// kernel gives on it alone (bf16::launch_builtin<DQK, DV>); on sm_90a, flash_attn_func prefers the warp-specialized
-/// wgmma kernel (bf16/sm90/), which has no varlen form yet and differs from the portable kernel by rounding.
+/// keys [cu_seqlens_k[b], cu_seqlens_k[b+1])); empty sequences allowed (no query row: nothing written; no key: out
+/// 0 and lse -inf). max_seqlen_q / max_seqlen_k: the longest query / key sequence (the grid covers max_seqlen_q
+/// rows per sequence). Causal is bottom-right aligned per sequence. Rows past cu_seqlens_q[batch] are not written.
+/// One launch of the kernel flash_attn_func runs on each sequence on sm_90a: the warp-specialized wgmma kernel
+/// (bf16/sm90/), when TMA can address the packed tensors (16-byte aligned data, row and head strides of q/k/v/out
+/// positive multiples of 8 elements below 2^39: sm90ws::ws_tensors_ok) on an sm_90a device with the kernel compiled
+/// for it. Otherwise StatusCode::unsupported: the portable varlen kernel (fwd_kernel<Config, true>) is not run, it
+/// gives wrong results on sm_90a (tests/gpu/test_flash_attn.cu); call flash_attn_func per sequence then (the Python
+/// package does). Each sequence gives, bit for bit, what flash_attn_func gives on its rows alone:
+/// views [1, len, heads, head_dim] starting cu_seqlens[b] rows into the packed tensors with the packed row and head
+/// strides (their data pointers are 16-byte aligned whenever the packed ones are, the row strides being multiples of
+/// 16 bytes) and a batch stride that is a positive multiple of 8 elements below 2^39 (e.g. len * row stride); with
+/// another batch stride flash_attn_func may take the portable kernel where the varlen call takes the wgmma one.
 /// The offsets are device memory and are not read on the host: offsets that break the rules above are not
-/// detected; the kernel then skips a sequence whose offsets leave [0, total] or decrease (no out-of-bounds access)
-/// and does not compute rows past max_seqlen_q of a sequence. zyfa::check_cu_seqlens checks a host copy.
-/// DISABLED in this build: after validation it returns StatusCode::unsupported (see the body).
+/// detected; the kernels then skip a sequence whose offsets leave [0, total] or decrease (no out-of-bounds access)
+/// and do not compute rows past max_seqlen_q of a sequence. zyfa::check_cu_seqlens checks a host copy.
 /// Asynchronous on `stream`; no workspace. Errors (returned): make_varlen_params's (invalid_argument naming the
-/// argument), then as flash_attn_func (unsupported: FP8, a head-dim pair that is not built in; runtime_error).
+/// argument), then unsupported (FP8, a head-dim pair that is not built in, the wgmma kernel not applicable: see
+/// above), runtime_error when the launch fails.
 inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                                      float* softmax_lse, const std::int32_t* cu_seqlens_q,
                                      const std::int32_t* cu_seqlens_k, std::int64_t batch, std::int64_t max_seqlen_q,
@@ -76,14 +84,24 @@ inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, con
                                     max_seqlen_k, opt, &p);
       !s)
     return s;
-  (void)stream;
-  // The varlen form of the BF16 kernel (fwd_kernel<Config, true>) gave wrong results in its H200 test
-  // (tests/torch/test_zyfa_cuda.py, 2026-12-01): until it passes, the GPU entry refuses rather than answer wrongly.
-  // zyfa.flash_attn_varlen_func (Python) runs CUDA tensors one sequence at a time through flash_attn_func.
-  return Status::unsupported(
-      "cu_seqlens_q: variable-length attention on the GPU is disabled in this build (its "
-      "kernel does not pass the GPU test yet); call flash_attn_func per sequence, or use the "
-      "host backend (zyfa::host::flash_attn_varlen_func)");
+  switch (p.qkv_dtype) {
+    case DType::bf16: {
+      bool launched = false;
+      const Status s = bf16::launch_builtin_varlen(p, stream, &launched);
+      if (!s || launched) return s;
+      return Status::unsupported(
+          "q: variable-length attention on the GPU runs on the sm_90a wgmma kernel only (an H100/H200, the kernel "
+          "built for sm_90a, q/k/v/out with 16-byte aligned data and row/head strides that are multiples of 8 "
+          "elements); the portable varlen kernel is disabled (wrong results on sm_90a): call flash_attn_func per "
+          "sequence");
+    }
+    case DType::e4m3fn:
+    case DType::e4m3fnuz:
+      return fp8::launch(p, stream);
+    case DType::fp32:
+      break;
+  }
+  return Status::unsupported(std::string("q: dtype ") + dtype_name(p.qkv_dtype) + " has no GPU kernel");
 }
 
 }  // namespace zyfa

@@ -256,13 +256,28 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
         _check_offsets("cu_seqlens_k", "max_seqlen_k", ck, tk, max_seqlen_k)
         return out.zero_(), lse.fill_(_NEG_INF)
     if q.device.type == "cuda":
-        # The GPU varlen kernel is disabled (it does not pass its GPU test yet): one flash_attn_func call per sequence,
-        # same semantics (bottom-right causal per sequence; empty sequences give 0 / -inf).
+        # The offsets are checked on the host (the GPU kernels skip inconsistent sequences instead of reporting them).
         cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
         _check_offsets("cu_seqlens_q", "max_seqlen_q", cq, tq, max_seqlen_q)
         _check_offsets("cu_seqlens_k", "max_seqlen_k", ck, tk, max_seqlen_k)
-        out.zero_()  # rows past cu_seqlens_q[-1] are not attention rows: defined, not left uninitialized
-        lse.fill_(_NEG_INF)
+        # rows past cu_seqlens_q[-1] are not attention rows (the kernel does not write them): defined, not left
+        # uninitialized
+        out[cq[-1]:].zero_()
+        lse[:, cq[-1]:].fill_(_NEG_INF)
+        if cq[-1] == 0:
+            return out, lse
+        if tk == 0:  # no key anywhere: every row sees nothing
+            return out.zero_(), lse.fill_(_NEG_INF)
+        # every length is <= the packed length (checked above): the C++ entry takes max_seqlen in [1, total]
+        max_seqlen_q, max_seqlen_k = min(max_seqlen_q, tq), min(max_seqlen_k, tk)
+        try:
+            return _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse,
+                                  softmax_scale, causal, q_descale, k_descale, v_descale)
+        except NotImplementedError:
+            if q.dtype != torch.bfloat16:
+                raise
+        # The C++ entry runs only where the sm_90a wgmma kernel applies: elsewhere one flash_attn_func per sequence
+        # (the same results: flash_attn_func then runs the portable kernel on each sequence).
         for b in range(batch):
             q0, q1, k0, k1 = cq[b], cq[b + 1], ck[b], ck[b + 1]
             if q1 == q0:
@@ -276,6 +291,13 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
             out[q0:q1].copy_(o_b[0])
             lse[:, q0:q1].copy_(l_b[0])
         return out, lse
+    return _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse,
+                          softmax_scale, causal, q_descale, k_descale, v_descale)
+
+
+def _varlen_launch(q, k, v, cu_seqlens_q, cu_seqlens_k, batch, max_seqlen_q, max_seqlen_k, out, lse, softmax_scale,
+                   causal, q_descale, k_descale, v_descale):
+    """zyfa_varlen_fwd into out [total_q, h, dv] / lse [h, total_q] (the C entry's errors raised as in _lib.check)."""
     lib = _lib.library_for(q.device)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
@@ -329,8 +351,8 @@ def _merge_fake(out_a, lse_a, out_b, lse_b):
 
 def _flash_attn_func_portable(q, k, v, causal=False, softmax_scale=None):
     """Testing aid, not public API: flash_attn_func (bf16, returns (out, softmax_lse)) through the portable BF16
-    kernel only (mma.sync on NVIDIA), the kernel flash_attn_varlen_func runs. On an H100/H200 flash_attn_func itself
-    prefers the sm_90a warp-specialized wgmma kernel, whose results differ from the portable kernel's by rounding.
+    kernel only (mma.sync on NVIDIA). On an H100/H200 flash_attn_func (and flash_attn_varlen_func) prefers the
+    sm_90a warp-specialized wgmma kernel, whose results differ from the portable kernel's by rounding.
     CPU tensors: the host backend, as flash_attn_func. Not a custom op (eager only)."""
     _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
     b, sq, h, _ = q.shape
@@ -404,8 +426,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             rows cu_seqlens_q[b]:cu_seqlens_q[b+1] of q against keys cu_seqlens_k[b]:cu_seqlens_k[b+1] of k/v; empty
             sequences are allowed (no query row: nothing; no key: out 0, lse -inf). The offsets are checked on the
             host (ValueError naming cu_seqlens_q/_k or max_seqlen_q/_k); on CUDA that reads them back (one
-            synchronization), and each sequence runs as one flash_attn_func call (the GPU varlen kernel is disabled
-            until it passes its GPU test). CUDA: rows past cu_seqlens_q[-1] are 0 with lse -inf; CPU: not written.
+            synchronization), then one kernel launch runs every sequence (on an H100/H200 with TMA-addressable
+            tensors; elsewhere one flash_attn_func per sequence). CUDA: rows past cu_seqlens_q[-1] are 0 with lse
+            -inf; CPU: not written.
         max_seqlen_q, max_seqlen_k: ints, the longest query / key sequence.
         causal: bottom-right aligned per sequence. Other options as flash_attn_func; block_table (paged KV) must be
             None.
@@ -413,7 +436,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     Returns:
         out [total_q, num_heads, head_dim_v] bf16; with return_attn_probs also softmax_lse [num_heads, total_q] fp32
         (natural log). Each sequence equals, bit for bit, flash_attn_func's result on that sequence alone (CPU: the
-        host backend; CUDA: flash_attn_func itself runs each sequence).
+        host backend; CUDA: the varlen call runs the kernel flash_attn_func picks for the sequence's rows: on an
+        H100/H200 the sm_90a wgmma kernel, else the portable one).
 
     Raises: as flash_attn_func; TypeError if cu_seqlens are not int32 tensors or max_seqlen not ints.
     """

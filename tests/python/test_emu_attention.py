@@ -2,7 +2,10 @@
 time (tests/emu_kernels/bf16_attention.hip), runs in the gfx950 emulator on small shapes and matches an fp64 numpy
 reference within bf16 tolerance: head dims 128 and 192/128 (and every other built-in pair once), the padded custom
 pair (80, 80), causal (bottom-right) and not, seqlen not a multiple of the 128-row / 64-key tiles, GQA, rows that
-see no key, a strided q, and Inf/NaN poison in K and V at keys a row must not see."""
+see no key, a strided q, and Inf/NaN poison in K and V at keys a row must not see. The variable-length form
+(fwd_kernel<Config, true>) on packed ragged batches: bit for bit the fixed-length kernel run on each sequence's
+rows of the same buffers, within bf16 tolerance of fp64 per sequence, nothing written outside the sequences' rows,
+Inf/NaN keys of neighbouring sequences never reaching a row."""
 import json
 import re
 import pathlib
@@ -61,12 +64,12 @@ def _build(tmp_path_factory, arch, semantics=None):
         m = re.search(rf"zyfa_emu_launch_{dqk}_{dv}:\s*\.long\s+(\d+).*?\.long\s+(\d+).*?\.long\s+(\d+)", text, re.S)
         assert m, f"launch constants for ({dqk}, {dv}) not found in the assembly"
         launch[(dqk, dv)] = tuple(int(x) for x in m.groups())  # (dynamic LDS bytes, threads, BlockM)
-    names = {}
+    names = {}  # (dqk, dv) -> fixed-length kernel, (dqk, dv, "varlen") -> fwd_kernel<Config, true>
     for n in prog.kernels:
         for dqk, dv in configs:
             if f"KernelConfigILi{dqk}ELi{dv}E" in n:
-                names[(dqk, dv)] = n
-    assert len(names) == len(configs), list(prog.kernels)
+                names[(dqk, dv, "varlen") if "Lb1EEEv" in n else (dqk, dv)] = n
+    assert len(names) == 2 * len(configs), list(prog.kernels)
     return prog, names, layout, launch
 
 
@@ -228,3 +231,106 @@ def run_case(kernel, case, poison_keys=(), poison_tail=0):
     if causal and sq > sk:
         assert (~seen).any()
     return err.max(), (err / tol).max(), m.instructions_executed
+
+
+VARLEN_CASES = [  # (dqk, dv, [(seqlen_q, seqlen_k) per sequence], num_heads, num_heads_k, causal)
+    # empty sequences, seqlen_q > seqlen_k and < seqlen_k, a 130-row sequence (two 128-row blocks), a key-only
+    # sequence (0, 9) between query sequences
+    (128, 128, [(1, 1), (0, 0), (17, 40), (0, 9), (70, 30), (3, 0), (130, 130), (9, 70)], 2, 1, True),
+    (128, 128, [(5, 66), (0, 3), (130, 20), (2, 0), (40, 40)], 2, 2, False),
+    (192, 128, [(20, 70), (0, 5), (66, 64), (1, 129)], 2, 1, True),
+    (64, 64, [(3, 3), (0, 4), (100, 150), (70, 2)], 4, 2, True),
+    (256, 256, [(10, 20), (0, 0), (30, 7)], 1, 1, False),
+    (80, 80, [(33, 60), (0, 6), (7, 7)], 2, 1, True),  # padded custom tile
+]
+
+
+@pytest.mark.parametrize("case", VARLEN_CASES, ids=lambda c: "hd{}x{}_{}seq_h{}/{}_{}".format(
+    c[0], c[1], len(c[2]), c[3], c[4], "causal" if c[5] else "full"))
+def test_bf16_varlen_matches_per_sequence_kernel_bit_for_bit(kernel, case):
+    run_varlen_case(kernel, case)
+
+
+def run_varlen_case(kernel, case):
+    """Packed q [total_q, h, dqk], k/v [total_k, hk, d]: total_q has 3 rows past cu_seqlens_q[-1] and total_k 5 keys
+    past cu_seqlens_k[-1], which hold NaN (out: a NaN canary pattern, also in every row of a sequence that has no
+    query row: nothing may be written there); a key-only sequence carries Inf/NaN in K and V (its keys belong to no
+    query sequence). The varlen kernel's out/lse equal, bit for bit, the fixed-length kernel's on each sequence's rows
+    of the same buffers (pointers offset to the sequence), and are within bf16 tolerance of fp64."""
+    prog, names, layout, launch = kernel
+    dqk, dv, lens, h, hk, causal = case
+    rng = np.random.default_rng(hash(str(case)) % 2 ** 32)
+    cu_q = np.concatenate([[0], np.cumsum([a for a, _ in lens])]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum([b for _, b in lens])]).astype(np.int32)
+    tq, tk = int(cu_q[-1]) + 3, int(cu_k[-1]) + 5
+    q = (rng.standard_normal((tq, h, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
+    k = (rng.standard_normal((tk, hk, dqk)) * 1.5).astype(ml_dtypes.bfloat16)
+    v = rng.standard_normal((tk, hk, dv)).astype(ml_dtypes.bfloat16)
+    k[cu_k[-1]:] = np.nan
+    v[cu_k[-1]:] = np.nan
+    for b, (sq, sk) in enumerate(lens):
+        if sq == 0 and sk > 0:  # keys no query row sees
+            k[cu_k[b]:cu_k[b + 1], :, 0] = np.inf
+            v[cu_k[b]:cu_k[b + 1], :, 1] = np.nan
+            v[cu_k[b]:cu_k[b + 1], :, 2] = -np.inf
+    canary_o, canary_l = 0x7FC1, np.float32(np.nan)
+    m = Machine(prog)
+    pq, pk, pv = m.upload(q), m.upload(k), m.upload(v)
+    pcq, pck = m.upload(cu_q), m.upload(cu_k)
+    smem, threads, block_m = launch[(dqk, dv)]
+    scale = 1.0 / np.sqrt(dqk)
+    scale_log2 = float(np.float32(scale) * np.float32(1.4426950408889634))
+    strides = dict(q_row_stride=h * dqk, q_head_stride=dqk, k_row_stride=hk * dqk, k_head_stride=dqk,
+                   v_row_stride=hk * dv, v_head_stride=dv, o_row_stride=h * dv, o_head_stride=dv)
+
+    def run(name, out_addr, lse_addr, q_addr, k_addr, v_addr, batch, sq, sk, lse_head_stride, cu, totals):
+        mb = (sq + block_m - 1) // block_m
+        vals = dict(q=q_addr, k=k_addr, v=v_addr, out=out_addr, lse=lse_addr, q_batch_stride=0, k_batch_stride=0,
+                    v_batch_stride=0, o_batch_stride=0, batch=batch, seqlen_q=sq, seqlen_k=sk, num_heads=h,
+                    group_size=h // hk, num_m_blocks=mb, causal=int(causal), causal_offset=sk - sq,
+                    scale_log2=scale_log2, lse_batch_stride=0, lse_head_stride=lse_head_stride,
+                    cu_seqlens_q=cu[0], cu_seqlens_k=cu[1], total_q=totals[0], total_k=totals[1], **strides)
+        m.launch(name, grid=(mb * batch * h, 1, 1), block=(threads, 1, 1), kernarg=pack_args(layout, vals),
+                 dynamic_lds=smem)
+
+    # the varlen kernel on the packed batch
+    po = m.upload(np.full((tq, h, dv), canary_o, np.uint16))
+    pl = m.upload(np.full((h, tq), canary_l, np.float32))
+    max_q, max_k = max(a for a, _ in lens), max(b for _, b in lens)
+    run(names[(dqk, dv, "varlen")], po, pl, pq, pk, pv, len(lens), max_q, max_k, tq, (pcq, pck), (tq, tk))
+    out = m.download(po, np.uint16, (tq, h, dv))
+    lse = m.download(pl, np.float32, (h, tq))
+    # rows of no sequence keep their canaries
+    owned = np.zeros(tq, bool)
+    owned[: cu_q[-1]] = True
+    assert (out[~owned] == canary_o).all(), "varlen wrote out rows past cu_seqlens_q[-1]"
+    assert np.isnan(lse[:, ~owned]).all() and (lse[:, ~owned].view(np.uint32) == canary_l.view(np.uint32)).all()
+
+    # the fixed-length kernel on each sequence's rows of the same buffers: bit for bit
+    row_q, row_k, row_v, row_o = 2 * h * dqk, 2 * hk * dqk, 2 * hk * dv, 2 * h * dv  # bytes per packed row
+    for b, (sq, sk) in enumerate(lens):
+        q0, k0 = int(cu_q[b]), int(cu_k[b])
+        if sq == 0:
+            continue
+        pob = m.upload(np.full((sq, h, dv), canary_o, np.uint16))
+        plb = m.upload(np.full((h, sq), canary_l, np.float32))
+        if sk == 0:  # no key: out 0, lse -inf (the fixed-length kernel needs seqlen_k >= 1; make_params's rule)
+            ob, lb = np.zeros((sq, h, dv), np.uint16), np.full((h, sq), -np.inf, np.float32)
+        else:
+            run(names[(dqk, dv)], pob, plb, pq + q0 * row_q, pk + k0 * row_k, pv + k0 * row_v, 1, sq, sk, sq, (0, 0),
+                (0, 0))
+            ob, lb = m.download(pob, np.uint16, (sq, h, dv)), m.download(plb, np.float32, (h, sq))
+        np.testing.assert_array_equal(out[q0:q0 + sq], ob, err_msg=f"out of sequence {b} {lens[b]}")
+        np.testing.assert_array_equal(lse[:, q0:q0 + sq].view(np.uint32), lb.view(np.uint32),
+                                      err_msg=f"lse of sequence {b} {lens[b]}")
+        if sk == 0:
+            continue
+        # and against fp64
+        o64, l64 = reference(q[None, q0:q0 + sq], k[None, k0:k0 + sk], v[None, k0:k0 + sk], causal, scale)
+        ob64 = ob.view(ml_dtypes.bfloat16).astype(np.float64)
+        assert np.isfinite(ob64).all() and np.isfinite(lb[np.isfinite(l64[0])]).all(), f"sequence {b}: non-finite"
+        err = np.abs(ob64 - o64[0])
+        assert (err <= 2.0 ** -7 * np.abs(o64[0]) + 2.0 ** -8).all(), f"sequence {b}: max err {err.max():.3g}"
+        seen = np.isfinite(l64[0])
+        np.testing.assert_array_equal(lb[~seen], -np.inf)
+        np.testing.assert_allclose(lb[seen], l64[0][seen], rtol=1e-5, atol=1e-5)

@@ -1,7 +1,7 @@
 """The Python package zyfa on CUDA tensors (the GPU kernels): against SDPA / fp64 on the built-in head dims, GQA,
-strides, causal / non-causal, LSE; varlen bit for bit against per-sequence calls of the same (portable mma.sync)
-kernel and within rounding of flash_attn_func's default (on the H200 the sm_90a wgmma kernel), ragged lengths
-1..5,000 in one batch; merge_attn_states on the GPU; FP8 -> NotImplementedError; torch.compile(fullgraph=True).
+strides, causal / non-causal, LSE; varlen (one launch) bit for bit against per-sequence flash_attn_func calls
+(on the H200 both run the sm_90a wgmma kernel), ragged lengths 1..5,000 in one batch, Inf/NaN keys of a
+neighbouring key-only sequence; merge_attn_states on the GPU; FP8 -> NotImplementedError; torch.compile(fullgraph=True).
 Skipped without a CUDA device, unless ZYFA_REQUIRE_CUDA=1 (tests/gpu/run_python_gpu.sh sets it): then a missing GPU
 or a package built without CUDA kernels fails."""
 import math
@@ -102,11 +102,35 @@ def test_varlen_matches_per_sequence_calls_bit_for_bit(dqk, dv, causal):
         if k1 == k0:
             assert torch.all(out[q0:q1] == 0) and torch.all(lse[:, q0:q1] == -math.inf)
             continue
-        # flash_attn_func on the sequence alone (CUDA varlen runs one flash_attn_func per sequence): bit for bit
+        # flash_attn_func on the sequence alone (the same kernel as the varlen launch): bit for bit
         o2, l2 = zyfa.flash_attn_func(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], causal=causal,
                                       return_attn_probs=True)
         assert torch.equal(out[q0:q1], o2[0]), (b, lens[b])
         assert torch.equal(lse[:, q0:q1], l2[0]), (b, lens[b])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_neighbour_nonfinite_keys_and_rows_past_the_last_sequence(causal):
+    lens = [(70, 90), (0, 20), (130, 40), (5, 0), (1, 129)]
+    q, k, v, cu_q, cu_k = _packed(lens, 4, 2, 128, 128, 40)
+    k[90:110] = float("inf")  # the key-only sequence 1: read by sequence 0's tail key tile, seen by no row
+    v[90:110] = float("nan")
+    q = torch.cat([q, rand(3, 4, 128, seed=41)])  # 3 rows past cu_seqlens_q[-1]
+    out, lse = zyfa.flash_attn_varlen_func(q, k, v, cu_q, cu_k, 130, 129, causal=causal, return_attn_probs=True)
+    assert torch.all(out[-3:] == 0) and torch.all(lse[:, -3:] == -math.inf)
+    cq, ck = cu_q.tolist(), cu_k.tolist()
+    for b, (sq, sk) in enumerate(lens):
+        if sq == 0:
+            continue
+        q0, k0 = cq[b], ck[b]
+        assert torch.isfinite(out[q0:q0 + sq]).all(), (b, lens[b])
+        if sk == 0:
+            assert torch.all(out[q0:q0 + sq] == 0) and torch.all(lse[:, q0:q0 + sq] == -math.inf)
+            continue
+        o2, l2 = zyfa.flash_attn_func(q[None, q0:q0 + sq], k[None, k0:k0 + sk], v[None, k0:k0 + sk], causal=causal,
+                                      return_attn_probs=True)
+        assert torch.equal(out[q0:q0 + sq], o2[0]), (b, lens[b])
+        assert torch.equal(lse[:, q0:q0 + sq], l2[0]), (b, lens[b])
 
 
 def test_varlen_host_and_gpu_agree():

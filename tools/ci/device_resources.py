@@ -32,7 +32,7 @@ _NV_PROPS = re.compile(r"Function properties for (\S+)")
 # kernels (fwd_kernel<Config, Varlen = true>, mangled "...Lb1EEEvN...7FwdArgsE") of the sm_90 tiles that already use
 # all 255 registers hold the per-sequence sizes across the key loop and spill (include/zyfa/bf16/fwd_args.hpp,
 # select_sequence). The fixed-length kernels must not spill.
-_KNOWN_SPILL = re.compile(r"fwd_kernel\w*Lb1EEEvN\w*7FwdArgsE")
+_KNOWN_SPILL = re.compile(r"fwd_kernel\w*Lb1EEEvN\w*(7FwdArgsE|6WsArgsE)")
 KNOWN_SPILLS: list[str] = []
 
 

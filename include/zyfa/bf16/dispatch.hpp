@@ -33,6 +33,28 @@ inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream) {
                              "BlockM, BlockN, Warps>> (examples/custom_head_dim)");
 }
 
+/// Variable-length params (make_varlen_params): the sm_90a wgmma kernel of params' head dims when it applies
+/// (`*launched` = true), else `*launched` = false and success. The portable varlen kernel (fwd_kernel<Config, true>)
+/// is not run from here: on sm_90a (nvcc 13.0) it gives wrong results for every sequence after the first
+/// (tests/gpu/test_flash_attn.cu, "varlen: the portable kernel ..."). Errors: unsupported for a pair that is not
+/// built in; otherwise as sm90ws::launch_ws.
+inline Status launch_builtin_varlen(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+  *launched = false;
+#if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
+#define ZYFA_BF16_VARLEN_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) return sm90ws::launch_builtin_ws<DQK, DV>(p, stream, launched);
+#else
+#define ZYFA_BF16_VARLEN_(DQK, DV) \
+  if (p.head_dim_qk == DQK && p.head_dim_v == DV) return Status::success();
+#endif
+  ZYFA_BUILTIN_HEAD_DIMS(ZYFA_BF16_VARLEN_)
+#undef ZYFA_BF16_VARLEN_
+  (void)stream;
+  return Status::unsupported("head_dim_qk/head_dim_v: (" + std::to_string(p.head_dim_qk) + ", " +
+                             std::to_string(p.head_dim_v) + ") is not a built-in pair (" + builtin_head_dims_text() +
+                             ")");
+}
+
 }  // namespace zyfa::bf16
 
 #endif  // !ZYFA_PLATFORM_HOST

@@ -84,6 +84,10 @@ inline FwdArgs make_fwd_args(const AttentionParams& p, int block_m) {
 /// Register cost (nvcc 13.0, sm_90a): the per-sequence sizes live in registers across the key loop, and the varlen
 /// kernels of the 128 and 192/128 tiles spill (about 130 B stores / 200 B loads; tools/ci/compile_device.sh reports
 /// it as a known warning); the fixed-length kernels are unchanged (Varlen = false never writes `a`).
+/// Status: the varlen kernel matches per-sequence calls bit for bit in the gfx950 emulator
+/// (tests/python/test_emu_attention.py) but not on the H200 (every sequence after the first differs; cause not
+/// found: the PTX of the hd64 kernel lacked the q0 * q_row_stride term of the query pointer, and restoring it did not
+/// fix the results), so flash_attn_varlen_func does not dispatch it on the GPU.
 __device__ __forceinline__ bool select_sequence(FwdArgs& a, int b, int m0) {
   const int q0 = a.cu_seqlens_q[b], q1 = a.cu_seqlens_q[b + 1];
   const int k0 = a.cu_seqlens_k[b], k1 = a.cu_seqlens_k[b + 1];

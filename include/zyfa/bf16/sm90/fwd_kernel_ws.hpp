@@ -23,6 +23,15 @@
 // replaces non-finite V elements of diagonal tiles by 0 in shared memory before releasing the tile (0 * Inf would
 // be NaN in P.V) and raises a flag; the consumers then add the non-finite values of the keys each row does see back
 // into the output (read from global memory), as bf16/fwd_kernel.hpp's add_visible_nonfinite_v.
+// Variable-length form (Varlen = true, flash_attn_varlen_func): the tensor maps cover the packed tensors ([1, total,
+// heads, head_dim]); work tile (m block, sequence b, head) reads cu_seqlens_q/_k[b], [b + 1] and loads rows from the
+// sequence's first query row / key on; tiles whose first row is past the sequence (or whose offsets are invalid) are
+// skipped by every warpgroup. Keys past the sequence's seqlen_k are the next sequence's (not zero-filled by TMA):
+// their scores are masked like the seqlen_k tail of a fixed-length call, and the producer zeroes those rows of the
+// tail V tile in shared memory (what TMA's zero fill gives a fixed-length call), so Inf/NaN there never meets a zero
+// probability. Query rows past the sequence are computed and discarded: a warpgroup whose 64 rows reach past the
+// sequence stores its valid rows with st.global instead of the TMA store. Each sequence gives bit for bit what the
+// fixed-length kernel gives on that sequence alone.
 // Memory: inputs and outputs only (no workspace); deterministic (fixed reduction order, no atomics).
 #pragma once
 #include <cstdint>
@@ -43,7 +52,7 @@ namespace zyfa::bf16::sm90ws {
 /// as 4-D {head_dim, seqlen, heads, batch}: q with boxes of 128 rows, o of 64 rows, k and v of BlockN rows, all
 /// 64-column boxes. `v` (bf16 bits) and its element strides: the non-finite add-back reads V from global memory;
 /// `out` and its strides: blocks that see no key write their zeros directly. lse: fp32 [batch, num_heads,
-/// seqlen_q], natural log, or nullptr.
+/// seqlen_q] (varlen: [num_heads, total_q]), natural log, or nullptr.
 struct WsArgs {
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
   const std::uint16_t* v;
@@ -57,6 +66,12 @@ struct WsArgs {
   int causal;         ///< 0 or 1
   int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
   float scale_log2;   ///< AttentionParams::scale_softmax_log2
+  /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
+  /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
+  /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
+  const std::int32_t* cu_seqlens_q;
+  const std::int32_t* cu_seqlens_k;
+  int total_q, total_k;
 };
 
 /// 1 in the device pass that compiled the kernel body (sm_90a), else 0; read by the host before dispatching
@@ -68,7 +83,8 @@ namespace detail {
 /// Shared-memory layout offsets of the barriers (bytes from Cfg::kBarOff; up to 4 stages).
 struct BarLayout {
   static constexpr int kQFull = 0, kQEmpty = 8, kKFull = 16, kKEmpty = 16 + 8 * 4, kVFull = 16 + 16 * 4,
-                       kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4;  // kFlag: 2 ints
+                       kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4,  // kFlag: 2 ints
+      kQFix = 32 + 32 * 4;                                                               // varlen only
 };
 /// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1.
 constexpr int kSchedBar = 1, kEpiBar = 3;
@@ -115,14 +131,55 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
   return {m_block, bh / a.num_heads, bh % a.num_heads};
 }
 
+/// The sequence of a work tile: first query row q0() and first key k0() in the packed tensors (0 for fixed
+/// length), its lengths and its bottom-right causal offset. load(b, m0): fixed length, always true (the accessors
+/// read the call's sizes from the arguments where they are used, as the fixed-length kernel always did). Varlen:
+/// sequence b's offsets (as bf16::select_sequence); false, the same in every thread, when the tile has nothing to
+/// do: m0 is past the sequence's rows (also an empty sequence), or the offsets are inconsistent (negative,
+/// decreasing, past total_q/total_k: neither read nor written).
+template <bool Varlen>
+struct WsSeq {
+  const WsArgs& a;
+  __device__ __forceinline__ bool load(int, int) { return true; }
+  __device__ __forceinline__ int q0() const { return 0; }
+  __device__ __forceinline__ int k0() const { return 0; }
+  __device__ __forceinline__ int seqlen_q() const { return a.seqlen_q; }
+  __device__ __forceinline__ int seqlen_k() const { return a.seqlen_k; }
+  __device__ __forceinline__ int causal_offset() const { return a.causal_offset; }
+};
+template <>
+struct WsSeq<true> {
+  const WsArgs& a;
+  int q0_, k0_, seqlen_q_, seqlen_k_;
+  /// Volatile loads: a second load() (the consumers' epilogue) reads the offsets again instead of keeping them in
+  /// registers across the key loop.
+  __device__ __forceinline__ bool load(int b, int m0) {
+    const volatile int* cq = a.cu_seqlens_q;
+    const volatile int* ck = a.cu_seqlens_k;
+    const int q0 = cq[b], q1 = cq[b + 1];
+    const int k0 = ck[b], k1 = ck[b + 1];
+    if (q0 < 0 || k0 < 0 || q1 > a.total_q || k1 > a.total_k || q1 < q0 || k1 < k0 || m0 >= q1 - q0) return false;
+    q0_ = q0;
+    k0_ = k0;
+    seqlen_q_ = q1 - q0;
+    seqlen_k_ = k1 - k0;
+    return true;
+  }
+  __device__ __forceinline__ int q0() const { return q0_; }
+  __device__ __forceinline__ int k0() const { return k0_; }
+  __device__ __forceinline__ int seqlen_q() const { return seqlen_q_; }
+  __device__ __forceinline__ int seqlen_k() const { return seqlen_k_; }
+  __device__ __forceinline__ int causal_offset() const { return seqlen_k_ - seqlen_q_; }
+};
+
 }  // namespace detail
 
-/// Key tiles visible to query rows [m0, m0 + 128) (as bf16::visible_key_tiles).
-template <int BlockN>
-__device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
-  int n_end = (a.seqlen_k + BlockN - 1) / BlockN;
+/// Key tiles visible to query rows [m0, m0 + 128) (as bf16::visible_key_tiles) of a sequence of seqlen_k keys.
+template <int BlockN, class Seq>
+__device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, const Seq& sq, int m0) {
+  int n_end = (sq.seqlen_k() + BlockN - 1) / BlockN;
   if (a.causal) {
-    const std::int64_t last_key = static_cast<std::int64_t>(m0) + 127 + a.causal_offset;
+    const std::int64_t last_key = static_cast<std::int64_t>(m0) + 127 + sq.causal_offset();
     if (last_key < 0) return 0;
     const std::int64_t n_causal = last_key / BlockN + 1;
     if (n_causal < n_end) n_end = static_cast<int>(n_causal);
@@ -135,8 +192,9 @@ __device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, int m0) {
 /// threads, Cfg::kSmemBytes of dynamic shared memory; only on sm_90a devices and only when g_ws_body_compiled. The K/V
 /// ring, the Q buffer and the ping-pong order carry over from one tile to the next, so the producer loads the next
 /// tile's Q, K, V while the consumers finish the current one and store it. Snake: the causal tile order of tile_coord
-/// (WsSchedule::persistent_snake).
-template <class Cfg, bool Snake = false>
+/// (WsSchedule::persistent_snake). Varlen: the variable-length form (see the file comment; WsArgs::cu_seqlens_q/_k
+/// set, tensor maps over the packed tensors); false compiles exactly the fixed-length kernel.
+template <class Cfg, bool Snake = false, bool Varlen = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_constant__ WsArgs a) {
 #if ZYFA_SM90A_PASS
   using namespace arch::sm90;
@@ -166,6 +224,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       mbarrier_init(bars + B::kVEmpty + 8 * s, detail::kEmptyArrivals);
     }
     mbarrier_init(bars + B::kVFix, 1);
+    if constexpr (Varlen) mbarrier_init(bars + B::kQFix, 1);
     fix_flags[0] = 0;
     fix_flags[1] = 0;
     mbarrier_init_fence();
@@ -185,23 +244,46 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     }
     int kq = 0;                               // keyed tiles (tiles with visible keys) loaded so far
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
+    std::uint32_t qfixes = 0;                 // varlen: Q tiles with rows zeroed
 #pragma unroll 1
     for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
       const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
       const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
-      const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
+      detail::WsSeq<Varlen> sq{a};
+      if (!sq.load(b, m0)) continue;
+      const int n_tiles = ws_visible_key_tiles<BN>(a, sq, m0);
       if (n_tiles == 0) continue;
+      const int bc = Varlen ? 0 : b;  // batch coordinate of the tensor maps (varlen: the packed batch of one)
       // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
       // epilogue). The V-fix flag of this keyed tile's parity is free again then.
       mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
+      // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the sequence
+      // (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives a
+      // fixed-length call, and the warp-wide rescale decisions of the online softmax are the same (bit for bit).
+      const bool q_fix = Varlen && sq.seqlen_q() - m0 < 128;
       if (lane == 0) {
         fix_flags[kq & 1] = 0;
-        mbarrier_arrive_expect_tx(bars + B::kQFull, Cfg::kQBytes);
+        const std::uint32_t qbar = q_fix ? bars + B::kQFix : bars + B::kQFull;
+        mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
 #pragma unroll
         for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, bars + B::kQFull, 64 * bx, m0, h, b);
+          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
       }
-      const int first_diag_key = a.causal ? m0 + a.causal_offset + 1 : 0x7FFFFFFF;  // first key row 0 must not see
+      if constexpr (Varlen) {
+        if (q_fix) {
+          mbarrier_wait(bars + B::kQFix, qfixes & 1);
+          ++qfixes;
+          const int valid_rows = sq.seqlen_q() - m0;
+#pragma unroll 1
+          for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
+            if ((off % (128 * 128)) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
+              asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
+          fence_proxy_async_shared();
+          __syncwarp();
+          if (lane == 0) mbarrier_arrive(bars + B::kQFull);
+        }
+      }
+      const int first_diag_key = a.causal ? m0 + sq.causal_offset() + 1 : 0x7FFFFFFF;  // first key row 0 must not see
       bool any_fixed = false;
 #pragma unroll 1
       for (int i = 0; i <= n_tiles; ++i) {
@@ -214,8 +296,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             mbarrier_arrive_expect_tx(bars + B::kKFull + 8 * s, Cfg::kKBytes);
 #pragma unroll
             for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-              tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx, n * BN, hk,
-                          b);
+              tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx,
+                          sq.k0() + n * BN, hk, bc);
           }
         }
         if (i > 0) {  // V of tile i - 1 (P.V runs one tile behind S)
@@ -225,26 +307,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
           const std::uint32_t dst = sV + s * Cfg::kVBytes;
           const bool diag = n * BN + BN - 1 >= first_diag_key;
-          if (!diag) {
+          // Varlen: keys [valid_keys, BN) of the tile belong to the next sequence (or lie past total_k)
+          const int valid_keys = Varlen ? sq.seqlen_k() - n * BN : BN;
+          if (!diag && (!Varlen || valid_keys >= BN)) {
             if (lane == 0) {
               mbarrier_arrive_expect_tx(bars + B::kVFull + 8 * s, Cfg::kVBytes);
 #pragma unroll
               for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
-                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFull + 8 * s, 64 * bx, n * BN, hk, b);
+                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFull + 8 * s, 64 * bx, sq.k0() + n * BN, hk, bc);
             }
           } else {
             // A tile crossing the diagonal: land it on the private barrier, replace Inf/NaN by 0, then publish.
+            // Varlen: the keys past the sequence (a tail tile) are zeroed first, as TMA's zero fill does for a
+            // fixed-length call (a row never sees them: they need no add-back).
             if (lane == 0) {
               mbarrier_arrive_expect_tx(bars + B::kVFix, Cfg::kVBytes);
 #pragma unroll
               for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
-                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFix, 64 * bx, n * BN, hk, b);
+                tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFix, 64 * bx, sq.k0() + n * BN, hk, bc);
             }
             mbarrier_wait(bars + B::kVFix, fixes & 1);
             ++fixes;
+            if constexpr (Varlen) {
+              if (valid_keys < BN) {  // each lane zeroes the 16-byte chunks it scans below (no barrier needed)
+#pragma unroll 1
+                for (int off = lane * 16; off < Cfg::kVBytes; off += 32 * 16)
+                  if ((off % (BN * 128)) / 128 >= valid_keys)  // the key (128-byte row) of this chunk
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst + off), "r"(0u) : "memory");
+              }
+            }
             bool bad = false;
 #pragma unroll Cfg::kScanUnroll
-            for (int off = lane * 16; off < Cfg::kVBytes; off += 32 * 16) {
+            for (int off = lane * 16; off < ((!Varlen || diag) ? Cfg::kVBytes : 0); off += 32 * 16) {
               std::uint32_t w0, w1, w2, w3;
               asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                            : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
@@ -299,7 +393,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
     const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
-    const int n_tiles = ws_visible_key_tiles<BN>(a, m0);
+    detail::WsSeq<Varlen> sq{a};
+    if (!sq.load(b, m0)) continue;  // the producer skips it too
+    const int n_tiles = ws_visible_key_tiles<BN>(a, sq, m0);
 
     float o[kORegs];
 #pragma unroll
@@ -332,15 +428,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       // Masks keys > the row's last visible key (causal) and keys >= seqlen_k, for tiles that cross either.
       auto mask = [&](int n) {
         const int n0 = n * BN;
-        const bool tail = n0 + BN > a.seqlen_k;
-        const bool diag = a.causal && (n0 + BN - 1 > m0 + cw * 64 + a.causal_offset);
+        const bool tail = n0 + BN > sq.seqlen_k();
+        const bool diag = a.causal && (n0 + BN - 1 > m0 + cw * 64 + sq.causal_offset());
         if (!(tail || diag)) return;
         int limit[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int row = m0 + row0 + 8 * r;
-          const int lim = a.causal ? row + a.causal_offset : 0x7FFFFFFF;
-          limit[r] = (lim < a.seqlen_k - 1 ? lim : a.seqlen_k - 1) - n0;
+          const int lim = a.causal ? row + sq.causal_offset() : 0x7FFFFFFF;
+          limit[r] = (lim < sq.seqlen_k() - 1 ? lim : sq.seqlen_k() - 1) - n0;
         }
         const int c0 = 2 * (lane % 4);
 #pragma unroll
@@ -470,6 +566,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     }
 
     // ---------------- epilogue (per consumer warpgroup) ----------------
+    if constexpr (Varlen) sq.load(b, m0);  // the same values again (fewer registers live across the key loop)
     float inv[2];
     bool no_key[2];
 #pragma unroll
@@ -479,21 +576,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       inv[r] = no_key[r] ? 0.0f : 1.0f / l[r];
     }
     if (a.lse != nullptr && lane % 4 == 0) {
-      float* lse = a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q;
+      float* lse = Varlen ? a.lse + static_cast<std::int64_t>(h) * a.total_q + sq.q0()  // [num_heads, total_q]
+                          : a.lse + (static_cast<std::int64_t>(b) * a.num_heads + h) * a.seqlen_q;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int grow = m0 + row0 + 8 * r;
-        if (grow < a.seqlen_q)
+        if (grow < sq.seqlen_q())
           lse[grow] = no_key[r] ? -__builtin_huge_valf() : (m[r] * a.scale_log2 + __log2f(l[r])) * kLn2;
       }
     }
     if (n_tiles == 0) {
       // No key visible to the whole block: zeros, stored directly (the Q/O buffers may be in use by the producer).
       std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride;
+      if constexpr (Varlen) go += static_cast<std::int64_t>(sq.q0()) * a.o_row_stride;
 #pragma unroll 1
       for (int e = wtid; e < 64 * (DV / 8); e += 128) {
         const int grow = m0 + cw * 64 + e / (DV / 8);
-        if (grow < a.seqlen_q)
+        if (grow < sq.seqlen_q())
           *reinterpret_cast<uint4*>(go + grow * a.o_row_stride + (e % (DV / 8)) * 8) = make_uint4(0, 0, 0, 0);
       }
       continue;
@@ -516,16 +615,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     if (fixed) {
       // Cold path: non-finite V values of the diagonal tiles that a row does see, added back (bf16 result).
       named_barrier_sync(detail::kEpiBar + cw, 128);
-      const int first_diag = (m0 + a.causal_offset + 1 > 0 ? m0 + a.causal_offset + 1 : 0) / BN;
+      const int first_diag = (m0 + sq.causal_offset() + 1 > 0 ? m0 + sq.causal_offset() + 1 : 0) / BN;
       const int key_lo = first_diag * BN;
-      const int key_hi = a.seqlen_k < n_tiles * BN ? a.seqlen_k : n_tiles * BN;
+      const int key_hi = sq.seqlen_k() < n_tiles * BN ? sq.seqlen_k() : n_tiles * BN;
       const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
+      if constexpr (Varlen) gv += static_cast<std::int64_t>(sq.k0()) * a.v_row_stride;
 #pragma unroll 1
       for (int e = wtid; e < 64 * DV; e += 128) {
         const int row = e / DV, c = e % DV;
         const int grow = m0 + cw * 64 + row;
-        if (grow >= a.seqlen_q) continue;
-        int last = grow + a.causal_offset;
+        if (grow >= sq.seqlen_q()) continue;
+        int last = grow + sq.causal_offset();
         if (last > key_hi - 1) last = key_hi - 1;
         float add = 0.0f;
         bool any = false;
@@ -552,12 +652,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     }
     fence_proxy_async_shared();
     named_barrier_sync(detail::kEpiBar + cw, 128);
-    if (wtid == 0) {
+    // Varlen: the TMA store clips only at total_q, so a warpgroup whose rows reach past its sequence stores its
+    // valid rows itself (16-byte chunks from the swizzled staging tile; the rows past the sequence belong to the next
+    // one and are not written).
+    const int wg_rows = Varlen ? sq.seqlen_q() - (m0 + cw * 64) : 64;
+    if (!Varlen || wg_rows >= 64) {
+      if (wtid == 0) {
 #pragma unroll
-      for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
-        tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, m0 + cw * 64, h, b);
-      tma_store_commit();
-      store_pending = true;
+        for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
+          tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, sq.q0() + m0 + cw * 64, h, Varlen ? 0 : b);
+        tma_store_commit();
+        store_pending = true;
+      }
+    } else {
+      std::uint16_t* go =
+          a.out + h * a.o_head_stride + static_cast<std::int64_t>(sq.q0() + m0 + cw * 64) * a.o_row_stride;
+#pragma unroll 1
+      for (int e = wtid; e < wg_rows * (DV / 8); e += 128) {
+        const int row = e / (DV / 8), c = e % (DV / 8);  // row within the warpgroup's 64, 16-byte chunk
+        const std::uint32_t addr = o_base + (c / 8) * (128 * 128) + row * 128 + (((c % 8) ^ (row % 8)) * 16);
+        uint4 w;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                     : "r"(addr));
+        *reinterpret_cast<uint4*>(go + static_cast<std::int64_t>(row) * a.o_row_stride + c * 8) = w;
+      }
     }
     if constexpr (!Cfg::kOSeparate) {
       // O was staged in the Q buffer: release it once the store has read it.

@@ -60,20 +60,41 @@ inline bool ws_device_ok(int* sm_count) {
 }
 
 /// True if TMA can address params' tensors: bf16, base addresses 16-byte aligned, every stride of q/k/v/out a
-/// multiple of 8 elements (16 bytes) and > 0, head dims multiples of 64, sizes below 2^31.
+/// multiple of 8 elements (16 bytes), > 0 and < 2^39, also the strides of dims of size 1 (which make_params does not
+/// check). Varlen: the batch strides are not checked (make_varlen_params sets them to 0; the packed batch has one
+/// element). The rule is the same for a varlen call and for the fixed-length calls on its sequences' rows
+/// ([1, seqlen, heads, head_dim] views with the packed row and head strides, starting cu_seqlens[b] rows into the
+/// packed tensors: same 16-byte alignment, since row strides are multiples of 8 elements) whose batch strides pass.
 inline bool ws_tensors_ok(const AttentionParams& p) {
   if (p.qkv_dtype != DType::bf16 || p.out_dtype != DType::bf16) return false;
   for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
     if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return false;
-  const std::int64_t strides[12] = {p.q_batch_stride, p.q_row_stride,     p.q_head_stride,  p.k_batch_stride,
-                                    p.k_row_stride,   p.k_head_stride,    p.v_batch_stride, p.v_row_stride,
-                                    p.v_head_stride,  p.out_batch_stride, p.out_row_stride, p.out_head_stride};
-  for (std::int64_t s : strides)
-    if (s <= 0 || s % 8 != 0 || s >= (std::int64_t{1} << 39)) return false;
+  const std::int64_t strides[12] = {p.q_row_stride,   p.q_head_stride,  p.k_row_stride,   p.k_head_stride,
+                                    p.v_row_stride,   p.v_head_stride,  p.out_row_stride, p.out_head_stride,
+                                    p.q_batch_stride, p.k_batch_stride, p.v_batch_stride, p.out_batch_stride};
+  const int n = p.is_varlen() ? 8 : 12;
+  for (int i = 0; i < n; ++i)
+    if (strides[i] <= 0 || strides[i] % 8 != 0 || strides[i] >= (std::int64_t{1} << 39)) return false;
   return true;
 }
 
-/// Launches fwd_kernel_ws<Cfg> for validated params (make_params) with head dims (Cfg::kDQK, Cfg::kDV).
+/// Varlen: the batch stride (elements) given to the tensor map of a packed tensor [1, rows, heads, head_dim] (its
+/// batch dim has one element, so the value only has to be valid for TMA): one past its last element, at least
+/// its row and head strides, rounded up to a multiple of 8; -1 when that reaches 2^39 (TMA does not apply).
+inline std::int64_t ws_packed_batch_stride(std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
+                                           std::int64_t row_stride, std::int64_t head_stride) {
+  const long double end = static_cast<long double>(rows - 1) * row_stride +
+                          static_cast<long double>(heads - 1) * head_stride + static_cast<long double>(head_dim);
+  if (end >= static_cast<long double>(std::int64_t{1} << 39)) return -1;
+  std::int64_t s = static_cast<std::int64_t>(end);
+  if (s < row_stride) s = row_stride;
+  if (s < head_stride) s = head_stride;
+  s = (s + 7) / 8 * 8;
+  return s < (std::int64_t{1} << 39) ? s : -1;
+}
+
+/// Launches fwd_kernel_ws<Cfg> for validated params (make_params, or make_varlen_params: the variable-length
+/// form, fwd_kernel_ws<Cfg, Snake, true>) with head dims (Cfg::kDQK, Cfg::kDV).
 /// `*launched` = false (and success) when this kernel does not apply (device, alignment, tensor-map encoding):
 /// the caller then runs the portable mma.sync kernel. A persistent configuration (Cfg::kPersistent) launches
 /// min(work tiles, SM count) CTAs and accepts any number of 128-row work tiles; otherwise one CTA per tile.
@@ -82,7 +103,6 @@ inline bool ws_tensors_ok(const AttentionParams& p) {
 template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
   *launched = false;
-  if (p.is_varlen()) return Status::success();  // no varlen in this kernel yet: the portable kernel runs it
   int sm_count = 0;
   if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok(&sm_count))
     return Status::success();
@@ -104,14 +124,30 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
     const u64 strides[3] = {static_cast<u64>(rs) * 2, static_cast<u64>(hs) * 2, static_cast<u64>(bs) * 2};
     return arch::sm90::encode_tensor_map_bf16_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
   };
-  if (!enc(&a.tm_q, p.q, p.head_dim_qk, p.seqlen_q, p.num_heads, p.batch, p.q_row_stride, p.q_head_stride,
-           p.q_batch_stride, Cfg::kBlockM) ||
-      !enc(&a.tm_k, p.k, p.head_dim_qk, p.seqlen_k, p.num_heads_k, p.batch, p.k_row_stride, p.k_head_stride,
-           p.k_batch_stride, Cfg::kBlockN) ||
-      !enc(&a.tm_v, p.v, p.head_dim_v, p.seqlen_k, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
-           p.v_batch_stride, Cfg::kBlockN) ||
-      !enc(&a.tm_o, p.out, p.head_dim_v, p.seqlen_q, p.num_heads, p.batch, p.out_row_stride, p.out_head_stride,
-           p.out_batch_stride, 64))
+  // Fixed length: the BSHD tensors. Varlen: the packed tensors as a batch of one (rows total_q / total_k).
+  const bool varlen = p.is_varlen();
+  const std::int64_t map_b = varlen ? 1 : p.batch;
+  const std::int64_t rows_q = varlen ? p.total_q : p.seqlen_q, rows_k = varlen ? p.total_k : p.seqlen_k;
+  const std::int64_t bs_q =
+      varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_qk, p.q_row_stride, p.q_head_stride)
+             : p.q_batch_stride;
+  const std::int64_t bs_k =
+      varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_qk, p.k_row_stride, p.k_head_stride)
+             : p.k_batch_stride;
+  const std::int64_t bs_v =
+      varlen ? ws_packed_batch_stride(rows_k, p.num_heads_k, p.head_dim_v, p.v_row_stride, p.v_head_stride)
+             : p.v_batch_stride;
+  const std::int64_t bs_o =
+      varlen ? ws_packed_batch_stride(rows_q, p.num_heads, p.head_dim_v, p.out_row_stride, p.out_head_stride)
+             : p.out_batch_stride;
+  if (bs_q <= 0 || bs_k <= 0 || bs_v <= 0 || bs_o <= 0) return Status::success();
+  if (!enc(&a.tm_q, p.q, p.head_dim_qk, rows_q, p.num_heads, map_b, p.q_row_stride, p.q_head_stride, bs_q,
+           Cfg::kBlockM) ||
+      !enc(&a.tm_k, p.k, p.head_dim_qk, rows_k, p.num_heads_k, map_b, p.k_row_stride, p.k_head_stride, bs_k,
+           Cfg::kBlockN) ||
+      !enc(&a.tm_v, p.v, p.head_dim_v, rows_k, p.num_heads_k, map_b, p.v_row_stride, p.v_head_stride, bs_v,
+           Cfg::kBlockN) ||
+      !enc(&a.tm_o, p.out, p.head_dim_v, rows_q, p.num_heads, map_b, p.out_row_stride, p.out_head_stride, bs_o, 64))
     return Status::success();  // not applicable: the portable kernel runs
   a.v = static_cast<const std::uint16_t*>(p.v);
   a.out = static_cast<std::uint16_t*>(p.out);
@@ -132,7 +168,12 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;
-  auto kernel = fwd_kernel_ws<Cfg, Schedule == WsSchedule::persistent_snake>;
+  a.cu_seqlens_q = p.cu_seqlens_q;
+  a.cu_seqlens_k = p.cu_seqlens_k;
+  a.total_q = static_cast<int>(p.total_q);
+  a.total_k = static_cast<int>(p.total_k);
+  constexpr bool kSnake = Schedule == WsSchedule::persistent_snake;
+  auto kernel = varlen ? fwd_kernel_ws<Cfg, kSnake, true> : fwd_kernel_ws<Cfg, kSnake, false>;
   const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Cfg::kSmemBytes);
   if (attr_err != rt::success)
     return Status::runtime(std::string("setting the dynamic shared memory limit to ") +
