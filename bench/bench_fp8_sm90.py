@@ -136,15 +136,17 @@ def speed(args, zy, fa3_fn, sampler, dev, date):
                 if fa3_fn is not None:
                     impls[("fa3", "e4m3fn")] = lambda: fa3_fn(q8, k8, v8, causal=causal, q_descale=desc[0],
                                                               k_descale=desc[1], v_descale=desc[2])
-                impls[("zyfa", "bf16")] = lambda: zy(0, q, k, v, out2, lse, causal)
-                if fa3_fn is not None:
+                if not args.no_bf16:
+                    impls[("zyfa", "bf16")] = lambda: zy(0, q, k, v, out2, lse, causal)
+                if fa3_fn is not None and not args.no_bf16:
                     impls[("fa3", "bf16")] = lambda: fa3_fn(q, k, v, causal=causal)
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
                 def cudnn():
                     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                         return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
-                impls[("sdpa_cudnn", "bf16")] = cudnn
+                if not args.no_bf16:
+                    impls[("sdpa_cudnn", "bf16")] = cudnn
                 res = {}
                 for (name, dt), fn in impls.items():
                     try:
@@ -261,6 +263,7 @@ def main():
     ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
     ap.add_argument("--activations", default="data/activations")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--no-bf16", action="store_true", help="FP8 implementations only")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = ZyfaFp8(args.lib)

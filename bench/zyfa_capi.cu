@@ -94,12 +94,14 @@ extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, cons
   zyfa::TensorRef tq = ref(q, qs, qst), tk = ref(k, ks, kst), tv = ref(v, vs, vst);
   tq.dtype = tk.dtype = tv.dtype = zyfa::DType::e4m3fn;
   zyfa::Status s;
+  namespace f8 = zyfa::fp8::sm90;
+  const auto st = static_cast<cudaStream_t>(stream);
   if (mode == 0) {
-    s = zyfa::flash_attn_func(tq, tk, tv, ref(o, os, ost), lse, opt, static_cast<cudaStream_t>(stream));
+    s = zyfa::flash_attn_func(tq, tk, tv, ref(o, os, ost), lse, opt, st);
   } else {
     zyfa::AttentionParams p;
     s = zyfa::make_params(tq, tk, tv, ref(o, os, ost), lse, opt, &p);
-    if (s) s = zyfa::fp8::sm90::launch_builtin(p, static_cast<cudaStream_t>(stream), zyfa::fp8::sm90::PMode::exp2);
+    if (s) s = mode == 1 ? f8::launch_builtin(p, st, f8::PMode::exp2) : zyfa::Status::invalid("mode: 0 or 1");
   }
   if (s.ok()) return 0;
   std::snprintf(err, static_cast<size_t>(err_len), "%s", s.message.c_str());

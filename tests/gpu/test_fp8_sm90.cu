@@ -21,9 +21,12 @@ namespace {
 #define CUDA_OK(x) REQUIRE((x) == cudaSuccess)
 /// LSE tolerance against the specification (nats). The kernel's block row sum l_blk is the ones column of the P.V
 /// wgmma: FP8 wgmma aligns the 32 products of a k32 step to the largest and keeps about 14 bits, so l_blk can lose
-/// up to 32 * 2^-13 of the block's largest P (0.4%, 4e-3 nats); the specification's l_blk is exact. The output
-/// divides by the same l and P.V sums with the same alignment (a tolerance on the output, bits on the codes).
-constexpr double kLseTol = 5e-3;
+/// up to 2 * 32 * 2^-13 of the block's largest P per 64-key block (about 1%); the specification's l_blk is exact.
+/// On random inputs the logits also differ by summation order, which moves the corrected LSE's top-key term with
+/// them (measured up to 1.3e-2 nats against the specification; the recipe's own LSE error against fp64 is 2-3e-2).
+/// The output divides by the same l and P.V sums with the same alignment (a tolerance on the output, bits on the
+/// codes).
+constexpr double kLseTol = 2e-2;
 /// Relative Frobenius error against the specification on random inputs (see "random inputs").
 constexpr double kFroTol = 1e-2;
 std::mt19937& rng() {
@@ -53,6 +56,8 @@ struct Case {
   int pad = 0;  ///< extra elements per (row, head) slot (multiple of 16): strided views
   Inputs inputs = Inputs::random;
   bool poison = false;  ///< NaN codes in K and V at keys some rows must not see (causal) and past seqlen_k
+  int nan_q_row = -1;   ///< >= 0: a NaN code in q at this row (batch 0, head 0): that row's out and lse are NaN
+  int nan_k_key = -1;   ///< >= 0: a NaN code in k at this key (batch 0, kv head 0): rows that see it are NaN
   zyfa::fp8::sm90::PMode mode = zyfa::fp8::sm90::PMode::lean_p;
 };
 
@@ -129,6 +134,8 @@ Result run(const Case& c) {
           for (int d = 0; d < c.dv; d += 2) vi(b, c.sk - 1, hh, d) = 0x7F;
       }
   }
+  if (c.nan_q_row >= 0) qi(0, c.nan_q_row, 0, 5) = 0x7F;
+  if (c.nan_k_key >= 0) ki(0, c.nan_k_key, 0, 7) = 0xFF;
   using zyfa::TensorRef;
   auto view = [&](void* p, int seq_buf, int heads, int dim, int slot) {
     TensorRef t = TensorRef::contiguous(p, zyfa::DType::e4m3fn, c.batch, seq_buf, heads, dim);
@@ -213,6 +220,10 @@ void check(const Case& c, const Result& r, double rel, double abs_tol, double ls
           }
           const double ref = r.spec.out_f32[((static_cast<size_t>(b) * c.sq + s) * c.h + hh) * c.dv + d];
           const double g = zyfa::bf16_to_float(got), err = std::fabs(g - ref);
+          if (std::isnan(ref)) {  // the specification's NaN rows: NaN here too, nothing else
+            if (!std::isnan(g)) ++bad;
+            continue;
+          }
           num += (g - ref) * (g - ref);
           den += ref * ref;
           if (!(err <= rel * std::fabs(ref) + abs_tol)) {
@@ -226,7 +237,9 @@ void check(const Case& c, const Result& r, double rel, double abs_tol, double ls
   if (c.lse)
     for (size_t i = 0; i < r.lse.size(); ++i) {
       const double ref = r.spec.lse[i], g = r.lse[i];
-      const bool ok = std::isinf(ref) ? (std::isinf(g) && g < 0) : std::fabs(g - ref) <= lse_tol;
+      const bool ok = std::isnan(ref)   ? std::isnan(g)
+                      : std::isinf(ref) ? (std::isinf(g) && g < 0)
+                                        : std::fabs(g - ref) <= lse_tol;
       if (!ok && bad_lse < 3) MESSAGE(describe(c) << ": lse[" << i << "] gpu " << g << " spec " << ref);
       bad_lse += !ok;
     }
@@ -285,6 +298,24 @@ TEST_CASE("random inputs: shapes, tails, GQA/MQA, strides, causal and not") {
     check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTol, &fro);
     CHECK(fro < kFroTol);
   }
+}
+
+TEST_CASE("NaN codes in q or k make exactly the rows they reach NaN (out and lse), both P modes") {
+  for (auto mode : {zyfa::fp8::sm90::PMode::lean_p, zyfa::fp8::sm90::PMode::exp2})
+    for (bool causal : {false, true}) {
+      Case c;
+      c.sq = 200;
+      c.sk = 200;
+      c.causal = causal;
+      c.mode = mode;
+      c.nan_q_row = 17;
+      c.nan_k_key = 150;  // causal: seen by rows >= 150 only
+      const Result r = run(c);
+      size_t spec_nan = 0;
+      for (float x : r.spec.out_f32) spec_nan += std::isnan(x);
+      CHECK(spec_nan > 0);
+      check(c, r, 1.0 / 64, 7.0 / 32, kLseTol);
+    }
 }
 
 TEST_CASE("rows that see no key: out exactly 0, lse -inf") {

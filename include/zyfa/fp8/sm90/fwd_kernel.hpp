@@ -21,10 +21,11 @@
 //   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. The fold of block n-1 runs after block n's
 //   softmax, so the P.V of block n-1 overlaps it.
 // * Lean P per element (bit-exact with the specification given the same fp32 S): t = S * c, d = t - m_new,
-//   y = fma(d, 8, 8 kb + 121), then y + 1.5 * 2^23 leaves round-half-even(y) in the low mantissa bits and an integer
-//   max with the bits of 1.5 * 2^23 clamps y < 0 (and -inf) to code 0; y is never above 121 (d <= -kb). A NaN y stays
-//   NaN (the canonical 0x7FFFFFFF): its low byte 0xFF is an e4m3fn NaN (the specification's 0x7F: the same NaN).
-//   Byte permutes pack four codes into one A register.
+//   y / 128 = fma.sat(d, 1/16, (8 kb + 121) / 128) (the clamp to [0, 1] is y's clamp to [0, 128]; y <= 121 always),
+//   then fma(y / 128, 128, 1.5 * 2^23) leaves round-half-even(y) in the low mantissa bits: 4 FP32 operations per
+//   element, as many as the exp2 twin's multiply, subtract, add and ex2. Byte permutes pack four codes into one A
+//   register. A NaN logit (NaN in q or k) would saturate to code 0: the block max propagates NaN instead
+//   (max.NaN) and marks the row, whose output and LSE become NaN as the specification's NaN code makes them.
 // * NaN in V at keys a row must not see: the transposers replace NaN codes of tiles that cross the causal diagonal
 //   by 0 and raise a flag; the epilogue then makes the output NaN where a row does see such a key (0 * NaN would
 //   otherwise poison rows that do not see it; the specification's acc is NaN for a visible NaN whatever P is).
@@ -83,9 +84,11 @@ constexpr int kSchedBar = 1, kEpiBar = 3;  // named barriers: ping-pong turns (1
 constexpr int kConsumerWarps = 8;
 
 #if ZYFA_SM90A_PASS
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+/// max that propagates NaN (max.NaN.f32, sm_80+): a NaN logit marks its row (the Lean P codes cannot carry it).
+__device__ __forceinline__ float max_nan(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
+  return r;
 }
 /// 2^-e exactly for e >= 0 (normal, subnormal or 0), as std::ldexp(1.0f, -e).
 __device__ __forceinline__ float pow2_neg(int e) {
@@ -251,45 +254,57 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         mbarrier_wait(bars + B::kVtEmpty + 8 * s, ph ^ 1);
         const std::uint32_t src = sVs + s * Cfg::kVsBytes, dst = sVt + s * Cfg::kVtBytes;
         bool bad = false;
-        // Lane (e8 = lane % 8, q = lane / 8); iteration (g, e hi): 16-key group g, head-dim bytes [4e, 4e + 4) with
-        // e = e8 + 8 * ehi. A lane reads keys 16g + {2q, 2q+1, 2q+8, 2q+9} (4 words) and writes V^T rows 4e .. 4e+3
-        // at key position 16g + 4q (sigma order, file comment). Bank-conflict free both ways: the reads of a warp
-        // cover 8 swizzled chunks x 4 words, and each lane writes its 4 rows rotated by rot = (e / 2) % 4 (folded
-        // into the byte-permute selectors), so that one store of a warp hits 32 different banks.
-        const int e8 = lane % 8, q = lane / 8, rot = (e8 / 2) % 4;
-        const std::uint32_t sel_lo = static_cast<std::uint32_t>((0 ^ rot) | ((4 + (0 ^ rot)) << 4) | ((1 ^ rot) << 8) |
-                                                                ((4 + (1 ^ rot)) << 12));
-        const std::uint32_t sel_hi = static_cast<std::uint32_t>((2 ^ rot) | ((4 + (2 ^ rot)) << 4) | ((3 ^ rot) << 8) |
-                                                                ((4 + (3 ^ rot)) << 12));
+        // Work item (it, ws), 4 per tile over the transposer warps; lane (c8 = lane % 16, gl = lane / 16): 16-key
+        // group g = 2 it + gl, head-dim bytes [8 c8 + 4 w, + 4) with w = ws ^ rw. A lane loads that word of its 16
+        // keys, transposes each key quad {2q, 2q+1, 2q+8, 2q+9} (sigma order, file comment) into 4 words, and stores
+        // V^T rows 8 c8 + 4 w + b at key positions [16 g, 16 g + 16), 8 bytes per store. Rotations rb = c8 % 4 of b
+        // (folded into the byte-permute selectors) and rw = (c8 / 4) % 2 of w spread a warp's stores over the banks
+        // (at most 2-way conflicts); the loads of a warp conflict at most 2-way.
+        const int c8 = lane % 16, gl = lane / 16, rb = c8 % 4, rw = (c8 / 4) % 2;
+        const std::uint32_t sel_lo = static_cast<std::uint32_t>((0 ^ rb) | ((4 + (0 ^ rb)) << 4) | ((1 ^ rb) << 8) |
+                                                                ((4 + (1 ^ rb)) << 12));
+        const std::uint32_t sel_hi = static_cast<std::uint32_t>((2 ^ rb) | ((4 + (2 ^ rb)) << 4) | ((3 ^ rb) << 8) |
+                                                                ((4 + (3 ^ rb)) << 12));
 #pragma unroll 1
-        for (int it = warp - 1; it < 16; it += Cfg::kTransposeWarps) {
-          const int g = it / 4, e = e8 + 8 * (it % 4);
-          std::uint32_t w[4];
+        for (int item = warp - 1; item < 4; item += Cfg::kTransposeWarps) {
+          const int g = 2 * (item / 2) + gl, w = (item % 2) ^ rw;
+          const std::uint32_t row_base = src + 16 * g * 128 + 8 * (c8 % 2) + 4 * w;
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int key = 16 * g + 2 * q + (j & 1) + 8 * (j >> 1);
-            const std::uint32_t addr = src + key * 128 + ((((4 * e) / 16) ^ (key % 8)) * 16) + (4 * e) % 16;
-            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w[j]) : "r"(addr));
-          }
-          if (diag) {
+          for (int hq = 0; hq < 2; ++hq) {  // key quads 2hq, 2hq+1: keys 4hq .. 4hq+3 and 4hq+8 .. 4hq+11
+            std::uint32_t in[8];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              const std::uint32_t nan = __vcmpeq4(w[j] & 0x7F7F7F7Fu, 0x7F7F7F7Fu);  // 0xFF per NaN byte
-              bad |= nan != 0;
-              w[j] &= ~nan;
+            for (int j = 0; j < 8; ++j) {
+              const int kk = 4 * hq + (j % 4) + 8 * (j / 4);
+              const std::uint32_t addr = row_base + kk * 128 + ((((c8 / 2) ^ (kk % 8))) * 16);
+              asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(in[j]) : "r"(addr));
             }
-          }
-          // r[k] = bytes (w0, w1, w2, w3) of head-dim byte 4e + (k ^ rot): the V^T row 4e + (k ^ rot).
-          const std::uint32_t t0 = __byte_perm(w[0], w[1], sel_lo), t1 = __byte_perm(w[2], w[3], sel_lo);
-          const std::uint32_t t2 = __byte_perm(w[0], w[1], sel_hi), t3 = __byte_perm(w[2], w[3], sel_hi);
-          const std::uint32_t r[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
-                                      __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+            if (diag) {
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const int d = 4 * e + (k ^ rot), kp = 16 * g + 4 * q;
-            const std::uint32_t addr =
-                dst + (d / 8) * 512 + (d % 8) * 64 + (((kp / 16) ^ ((d % 8) >> 1)) * 16) + kp % 16;
-            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(r[k]) : "memory");
+              for (int j = 0; j < 8; ++j) {
+                const std::uint32_t nan = __vcmpeq4(in[j] & 0x7F7F7F7Fu, 0x7F7F7F7Fu);  // 0xFF per NaN byte
+                bad |= nan != 0;
+                in[j] &= ~nan;
+              }
+            }
+            std::uint32_t t[2][4];  // t[quad][k]: the 4 keys of the quad at head-dim byte 4w + (k ^ rb)
+#pragma unroll
+            for (int qh = 0; qh < 2; ++qh) {
+              // quad 2hq + qh: keys 2(2hq + qh) + {0, 1, 8, 9} = in[2qh], in[2qh + 1], in[4 + 2qh], in[5 + 2qh]
+              const std::uint32_t a0 = in[2 * qh], a1 = in[2 * qh + 1], a2 = in[4 + 2 * qh], a3 = in[5 + 2 * qh];
+              const std::uint32_t t0 = __byte_perm(a0, a1, sel_lo), t1 = __byte_perm(a2, a3, sel_lo);
+              const std::uint32_t t2 = __byte_perm(a0, a1, sel_hi), t3 = __byte_perm(a2, a3, sel_hi);
+              t[qh][0] = __byte_perm(t0, t1, 0x5410);
+              t[qh][1] = __byte_perm(t0, t1, 0x7632);
+              t[qh][2] = __byte_perm(t2, t3, 0x5410);
+              t[qh][3] = __byte_perm(t2, t3, 0x7632);
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const int bq = k ^ rb;  // V^T row 8 c8 + 4 w + bq, key positions 16 g + 8 hq .. + 7
+              const std::uint32_t addr =
+                  dst + c8 * 512 + (4 * w + bq) * 64 + ((g ^ (2 * w + (bq >> 1))) * 16) + 8 * hq;
+              asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(t[0][k]), "r"(t[1][k]) : "memory");
+            }
           }
         }
         fence_proxy_async_shared();
@@ -317,7 +332,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
   const std::uint32_t o_base = sO + cw * 64 * 128;
   const float c = a.scale_log2;
-  if (cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
+  if (Cfg::kPingPong && cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
+  auto my_turn = [&]() {
+    if constexpr (Cfg::kPingPong) named_barrier_sync(my_bar, 256);
+  };
+  auto other_turn = [&]() {
+    if constexpr (Cfg::kPingPong) named_barrier_arrive(other_bar, 256);
+  };
 
   int kq = 0;
   std::uint32_t kc = 0, vc = 0;
@@ -333,6 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
     for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
     float m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
     float l2[2] = {0.0f, 0.0f};  // Lean P: the corrected LSE's row sum (host/fp8_spec.hpp END)
+    bool nan_row[2] = {false, false};  // a NaN logit in the row: out and lse NaN
     bool fixed = false;
 
     if (n_tiles > 0) {
@@ -381,42 +403,52 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       // the e4m3fn code of P in its low byte. Records the fold factors of this block in n_*.
       float n_alpha[2], n_scale[2], n_ptop[2], n_eblk[2];
       auto block_step = [&]() {
+        float mx[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
+#pragma unroll
+        for (int i = 0; i < kSRegs; ++i) mx[(i / 2) % 2] = detail::max_nan(mx[(i / 2) % 2], s[i]);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+#pragma unroll
+        for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        float mu[2], kk[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          float mx = -__builtin_huge_valf();
-#pragma unroll
-          for (int i = 0; i < kSRegs; ++i)
-            if ((i / 2) % 2 == r) mx = fmaxf(mx, s[i]);
-          mx = detail::quad_max(mx);
-          // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0.
-          const float m_blk = __fmul_rn(mx, c);
+          // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0. A NaN logit marks the row (its
+          // output and LSE are NaN, as the specification's code 0x7F makes them); the max then ignores it.
+          nan_row[r] |= mx[r] != mx[r];
+          const float m_blk = nan_row[r] ? -__builtin_huge_valf() : __fmul_rn(mx[r], c);
           const float m_new = fmaxf(m[r], m_blk);
           const bool none = m_new == -__builtin_huge_valf();  // the row has seen no key yet: codes 0, nothing folds
           const float neg_dmax = m_new - m_blk;               // -(m_blk - m_new) >= 0, +inf for a masked block
           const int kb = neg_dmax >= 255.0f ? 255 : neg_dmax >= 0.0f ? static_cast<int>(neg_dmax) : 0;
-          const float mu = none ? 0.0f : m_new;
+          mu[r] = none ? 0.0f : m_new;
           n_alpha[r] = none ? 1.0f : arch::sm90::exp2(m[r] - m_new);
           n_scale[r] = none ? 0.0f : detail::pow2_neg(kb + kTopExponent);
           m[r] = m_new;
           if constexpr (kLean) {
-            const float kk = static_cast<float>(8 * kb + kBlockMaxCode);
+            kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
             // The corrected LSE: the top key's Lean P value and its exact exponential (once per row and block).
-            const float y_top = fmaf(__fsub_rn(m_blk, mu), 8.0f, kk);
+            const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
             const int top_code = y_top > 0.0f ? __float2int_rn(y_top) : 0;
             n_ptop[r] = none ? 0.0f : detail::e4m3_value(top_code);
-            n_eblk[r] = none ? 0.0f : arch::sm90::exp2((m_blk - mu) + static_cast<float>(kb + kTopExponent));
-#pragma unroll
-            for (int i = 0; i < kSRegs; ++i)
-              if ((i / 2) % 2 == r) {
-                const float y = fmaf(__fsub_rn(__fmul_rn(s[i], c), mu), 8.0f, kk);
-                const int z = __float_as_int(__fadd_rn(y, 12582912.0f));  // 1.5 * 2^23: round-half-even(y) in the low bits
-                s[i] = __int_as_float(max(z, 0x4B400000));      // y < 0 -> code 0; NaN (0x7FFFFFFF) stays
-              }
+            n_eblk[r] = none ? 0.0f : arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
           } else {
-            const float xk = static_cast<float>(kb + kTopExponent);
+            kk[r] = static_cast<float>(kb + kTopExponent);
+          }
+        }
 #pragma unroll
-            for (int i = 0; i < kSRegs; ++i)
-              if ((i / 2) % 2 == r) s[i] = arch::sm90::exp2(__fadd_rn(__fsub_rn(__fmul_rn(s[i], c), mu), xk));
+        for (int i = 0; i < kSRegs; ++i) {
+          const int r = (i / 2) % 2;
+          if constexpr (kLean) {
+            // y = d * 8 + kk (one rounding), clamped to [0, 128) and rounded half to even, in two FMAs: y / 128 =
+            // fma(d, 1/16, kk/128) saturated to [0, 1] (scaling by powers of two commutes with the rounding), then
+            // 128 * (y / 128) + 1.5 * 2^23 leaves round-half-even(y) in the low mantissa bits (y <= 121 always).
+            const float d = __fsub_rn(__fmul_rn(s[i], c), mu[r]);
+            float ys;
+            asm("fma.rn.sat.f32 %0, %1, %2, %3;\n" : "=f"(ys) : "f"(d), "f"(0.0625f), "f"(kk[r] * 0.0078125f));
+            s[i] = fmaf(ys, 128.0f, 12582912.0f);
+          } else {
+            s[i] = arch::sm90::exp2(__fadd_rn(__fsub_rn(__fmul_rn(s[i], c), mu[r]), kk[r]));
           }
         }
       };
@@ -473,12 +505,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         const int ks = static_cast<int>(kc % kStages);
         mbarrier_wait(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
         ++kc;
-        named_barrier_sync(my_bar, 256);
+        my_turn();
         fence_operand(s);
         wgmma_fence();
         issue_s(ks);
         wgmma_commit();
-        named_barrier_arrive(other_bar, 256);
+        other_turn();
         wgmma_wait<0>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
@@ -496,7 +528,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         ++kc;
         ++vc;
         mbarrier_wait(bars + B::kKFull + 8 * ks, kph);
-        named_barrier_sync(my_bar, 256);
+        my_turn();
         fence_operand(s);
         fence_operand(pv);
         fence_operand(p);
@@ -507,7 +539,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         wgmma_fence();
         issue_pv(vs);
         wgmma_commit();
-        named_barrier_arrive(other_bar, 256);
+        other_turn();
         wgmma_wait<1>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
@@ -527,13 +559,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         const std::uint32_t vph = (vc / kStages) & 1;
         ++vc;
         mbarrier_wait(bars + B::kVtFull + 8 * vs, vph);
-        named_barrier_sync(my_bar, 256);
+        my_turn();
         fence_operand(pv);
         fence_operand(p);
         wgmma_fence();
         issue_pv(vs);
         wgmma_commit();
-        named_barrier_arrive(other_bar, 256);
+        other_turn();
         wgmma_wait<0>();
         fence_operand(pv);
         release(bars + B::kVtEmpty + 8 * vs);
@@ -558,7 +590,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       for (int r = 0; r < 2; ++r) {
         const int grow = m0 + row0 + 8 * r;
         if (grow < a.seqlen_q)
-          lse[grow] = no_key[r] ? -__builtin_huge_valf() : (m[r] + log2f(kLean ? l2q[r] : l[r])) * kLn2;
+          lse[grow] = nan_row[r] ? __int_as_float(0x7FC00000)
+                      : no_key[r] ? -__builtin_huge_valf()
+                                  : (m[r] + log2f(kLean ? l2q[r] : l[r])) * kLn2;
       }
     }
     if (n_tiles == 0) {
@@ -581,8 +615,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         const int chunk = j % 8;
         const std::uint32_t addr =
             o_base + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
-        const float o0 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r] / l[r]) * a.v_descale;
-        const float o1 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r + 1] / l[r]) * a.v_descale;
+        float o0 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r] / l[r]) * a.v_descale;
+        float o1 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r + 1] / l[r]) * a.v_descale;
+        if (nan_row[r]) o0 = o1 = __int_as_float(0x7FC00000);
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_bf16x2(o0, o1)) : "memory");
       }
     if (fixed) {
