@@ -70,16 +70,17 @@ done
 
 echo
 echo "== summary (errors vs fp64; FP8 recipes on e4m3fn-quantized inputs vs fp64 on the dequantized inputs)"
-echo "| input | backend | out rel. Frobenius | zyfa FP8 | aiter_like FP8 | zyfa / aiter_like | vs model's own out |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| input | backend | out rel. Frobenius | zyfa FP8 | aiter_like FP8 | zyfa / aiter_like | zyfa FP8 on the GPU | vs model's own out |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for s in "${summary[@]}"; do
   label=${s%% backend=*}
   get() { echo "$s" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
-  z=$(get fp8_zyfa_rel_fro); a=$(get fp8_aiter_like_rel_fro); e=$(get expected_rel_fro)
+  z=$(get fp8_zyfa_rel_fro); a=$(get fp8_aiter_like_rel_fro); e=$(get expected_rel_fro); g=$(get fp8_gpu_rel_fro)
   ratio=$(awk -v z="$z" -v a="$a" 'BEGIN { if (z >= 0 && a > 0) printf "%.3f", z / a; else printf "-" }')
   [ "${e#-}" != "$e" ] && e="-"
   [ "${z#-}" != "$z" ] && z="-"
   [ "${a#-}" != "$a" ] && a="-"
-  echo "| $label | $(get backend) | $(get rel_fro) | $z | $a | $ratio | $e |"
+  [ -z "$g" ] || [ "${g#-}" != "$g" ] && g="-"
+  echo "| $label | $(get backend) | $(get rel_fro) | $z | $a | $ratio | $g | $e |"
 done
 echo "outputs: $OUTDIR/<input>/{out.npy,softmax_lse.npy,report.txt}"

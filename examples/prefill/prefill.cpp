@@ -296,6 +296,28 @@ zyfa::Status run_gpu(const zyfa::TensorRef& hq, const zyfa::TensorRef& hk, const
 }
 #endif
 
+#if ZYFA_EXAMPLE_GPU && ZYFA_EXAMPLE_HAVE_HOST && ZYFA_PLATFORM_CUDA
+/// The FP8 kernel's view of e4m3fn codes [b, s, h, d] contiguous: head dim d < 128 zero-padded to 128 (exact: the
+/// logits and the first d output columns are unchanged), d = 128 as is, d = 256 cut into two heads of 128 (q heads
+/// [first halves of every head, then second halves], likewise k/v, so that GQA groups stay groups; the real values,
+/// not the model's attention). Returns the mapped codes and writes the mapped head count and head dim.
+std::vector<std::uint8_t> fp8_head_map(const std::uint8_t* x, std::int64_t b, std::int64_t s, std::int64_t h,
+                                       std::int64_t d, std::int64_t* h_out, std::int64_t* d_out) {
+  const std::int64_t parts = d > 128 ? d / 128 : 1, dm = 128;
+  *h_out = h * parts;
+  *d_out = dm;
+  std::vector<std::uint8_t> y(static_cast<std::size_t>(b * s * h * parts * dm), 0);
+  for (std::int64_t bb = 0; bb < b; ++bb)
+    for (std::int64_t ss = 0; ss < s; ++ss)
+      for (std::int64_t part = 0; part < parts; ++part)
+        for (std::int64_t hh = 0; hh < h; ++hh)
+          for (std::int64_t e = 0; e < (d > 128 ? 128 : d); ++e)
+            y[static_cast<std::size_t>((((bb * s + ss) * (h * parts)) + part * h + hh) * dm + e)] =
+                x[static_cast<std::size_t>(((bb * s + ss) * h + hh) * d + part * 128 + e)];
+  return y;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -466,7 +488,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- FP8 recipes on the e4m3fn-quantized inputs (zyfa's host specification) ----
-  double zyfa_rel = -1, aiter_rel = -1;
+  double zyfa_rel = -1, aiter_rel = -1, gpu_fp8_rel = -1;
 #if ZYFA_EXAMPLE_HAVE_HOST
   // The FP8 report is optional: when it cannot run on these inputs (head_dim not a multiple of 16, values too
   // small or not finite), one line says why ("FP8 report skipped: ...") and the bf16 result above stands.
@@ -513,14 +535,76 @@ int main(int argc, char** argv) {
       }
       if (zyfa_rel >= 0 && aiter_rel > 0)
         std::printf("FP8 error ratio zyfa / aiter_like (rel. Frobenius): %.3f\n", zyfa_rel / aiter_rel);
+#if ZYFA_EXAMPLE_GPU && ZYFA_PLATFORM_CUDA
+      // The same e4m3fn codes through zyfa::flash_attn_func on the GPU (the sm_90a FP8 kernel, head dims (128, 128)
+      // and (192, 128)); other head dims mapped to 128 (fp8_head_map), and the host specification's zyfa recipe
+      // re-run on the mapped problem, so that both errors are of the same problem.
+      if (backend.rfind("gpu", 0) == 0 &&
+          ((DQK == DV && (DQK < 128 || DQK % 128 == 0) && DQK <= 256) || (DQK == 192 && DV == 128))) {
+        std::int64_t HQm = H, HKm = HK, Dqm = DQK, Dvm = DV;
+        std::vector<std::uint8_t> mq, mk, mv;
+        if (!(DQK == 192 && DV == 128) && !(DQK == 128 && DV == 128)) {
+          mq = fp8_head_map(codes[0]->data(), B, SQ, H, DQK, &HQm, &Dqm);
+          mk = fp8_head_map(codes[1]->data(), B, SK, HK, DQK, &HKm, &Dqm);
+          mv = fp8_head_map(codes[2]->data(), B, SK, HK, DV, &HKm, &Dvm);
+        } else {
+          mq.assign(codes[0]->data(), codes[0]->data() + src[0]->values.size());
+          mk.assign(codes[1]->data(), codes[1]->data() + src[1]->values.size());
+          mv.assign(codes[2]->data(), codes[2]->data() + src[2]->values.size());
+        }
+        std::vector<std::uint16_t> gout(static_cast<std::size_t>(B * SQ * HQm * Dvm));
+        std::vector<float> glse(static_cast<std::size_t>(B * HQm * SQ));
+        const TensorRef gq = TensorRef::contiguous(mq.data(), DType::e4m3fn, B, SQ, HQm, Dqm);
+        const TensorRef gk = TensorRef::contiguous(mk.data(), DType::e4m3fn, B, SK, HKm, Dqm);
+        const TensorRef gv = TensorRef::contiguous(mv.data(), DType::e4m3fn, B, SK, HKm, Dvm);
+        const TensorRef go = TensorRef::contiguous(gout.data(), DType::bf16, B, SQ, HQm, Dvm);
+        zyfa::AttentionOptions om = o8;
+        om.softmax_scale = params.softmax_scale;  // the model's scale, not 1/sqrt of the mapped head dim
+        zyfa::AttentionParams pm;
+        double gms = 0;
+        zyfa::Status gs = zyfa::make_params(gq, gk, gv, go, nullptr, om, &pm);
+        if (gs) gs = run_gpu(gq, gk, gv, go, glse.data(), glse.size(), om, &gms);
+        if (!gs) {
+          std::printf("FP8 on the GPU skipped: %s\n", gs.message.c_str());
+        } else {
+          // Errors against fp64 attention on the dequantized mapped inputs (columns < DV when padded).
+          const std::int64_t cols = DV < Dvm ? DV : Dvm;
+          double num = 0, den = 0, lse_err = 0;
+          std::vector<double> ref(static_cast<std::size_t>(Dvm)), p_ref;
+          zyfa::host::for_each_query_row(pm, [&](std::int64_t bb, std::int64_t hh, std::int64_t i, const float* q_row,
+                                                 const zyfa::host::HeadMatrix& km, const zyfa::host::HeadMatrix& vm) {
+            double ref_lse = 0;
+            zyfa::host::reference_row(pm, q_row, km, vm, i, ref.data(), &ref_lse, &p_ref);
+            for (std::int64_t e = 0; e < cols; ++e) {
+              const double g =
+                  zyfa::bf16_to_float(gout[static_cast<std::size_t>(((bb * SQ + i) * HQm + hh) * Dvm + e)]);
+              num += (g - ref[e]) * (g - ref[e]);
+              den += ref[e] * ref[e];
+            }
+            const double gl = glse[static_cast<std::size_t>((bb * HQm + hh) * SQ + i)];
+            if (std::isfinite(ref_lse)) lse_err = std::max(lse_err, std::fabs(gl - ref_lse));
+          });
+          gpu_fp8_rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+          const zyfa::host::RecipeError spec = zyfa::host::fp8_recipe_error(pm, zyfa::host::Fp8Recipe::zyfa);
+          std::printf(
+              "FP8 on the GPU (zyfa::flash_attn_func, e4m3fn, sm_90a Lean P kernel; head dim %lld/%lld%s): rel. "
+              "Frobenius %.4e, max |lse err| %.3e nats, %.3f ms; host specification (zyfa recipe, same problem): "
+              "rel. Frobenius %.4e, max |lse err| %.3e\n",
+              (long long)Dqm, (long long)Dvm,
+              Dqm == DQK ? "" : (DQK < 128 ? ", zero-padded from the model's" : ", cut from the model's"), gpu_fp8_rel,
+              lse_err, gms, spec.rel_fro_error, spec.max_abs_lse_error);
+        }
+      }
+#endif
     }
   }
 #endif
   // One machine-readable line per run (examples/run_prefill.sh collects them into a table).
   std::printf(
       "\nSUMMARY backend=%s rel_fro=%.4e lse_max_abs=%.4e expected_rel_fro=%.4e fp8_zyfa_rel_fro=%.4e "
-      "fp8_aiter_like_rel_fro=%.4e\n",
-      backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel);
+      "fp8_aiter_like_rel_fro=%.4e fp8_gpu_rel_fro=%.4e\n",
+      backend.substr(0, backend.find(' ')).c_str(), eo.rel_fro, lse_err, expected_rel, zyfa_rel, aiter_rel,
+      gpu_fp8_rel);
   std::fflush(stdout);
   int rc = 0;
   if (out_non_finite > 0 || lse_non_finite > 0) {

@@ -7,8 +7,8 @@
     out, lse = zyfa.merge_attn_states(out_a, lse_a, out_b, lse_b)
 
 A CPU tensor runs zyfa's host backend (the executable specification, single-threaded: for checking and small
-problems), a CUDA tensor the GPU kernels (sm_90a, BF16; FP8 on the GPU raises NotImplementedError until an FP8
-kernel exists). The three operations are torch.library custom ops (torch.ops.zyfa.fwd, .varlen_fwd,
+problems), a CUDA tensor the GPU kernels (sm_90a: BF16, and FP8 e4m3fn with zyfa's Lean P recipe for head dims
+(128, 128) and (192, 128)). The three operations are torch.library custom ops (torch.ops.zyfa.fwd, .varlen_fwd,
 .merge_attn_states) with fake implementations: torch.compile(fullgraph=True) traces them without graph breaks.
 Forward only (no autograd). Errors: TypeError / ValueError naming the argument, NotImplementedError naming an
 unsupported option (dropout_p > 0, window_size, softcap, alibi_slopes, block_table) or input (an FP8 or head-dim
@@ -401,8 +401,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     Raises:
         TypeError / ValueError naming the argument (wrong type, dtype, dims, device; what zyfa's C++ validation
         rejects, e.g. "k: shape[3] (head_dim_qk) is 64, expected 128 from q (head_dim_qk)"); NotImplementedError for
-        unsupported options and for inputs this build has no kernel for (FP8 on the GPU, a head-dim pair that is not
-        built in for CUDA: (64, 64), (128, 128), (256, 256), (192, 128)).
+        unsupported options and for inputs this build has no kernel for (a head-dim pair that is not built in for
+        CUDA: BF16 (64, 64), (128, 128), (256, 256), (192, 128); FP8 (128, 128), (192, 128); FP8 off sm_90a).
     """
     _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
     _check_shapes(q, k, v, varlen=False)

@@ -81,7 +81,8 @@ Result run(const Case& c) {
   const int sk_buf = c.sk + (c.poison ? 64 : 0);
   const int slot_q = c.dqk + c.pad, slot_v = c.dv + c.pad, slot_o = c.dv + c.pad;
   std::vector<std::uint8_t> q(static_cast<size_t>(c.batch) * c.sq * c.h * slot_q, 0),
-      k(static_cast<size_t>(c.batch) * sk_buf * c.hk * slot_q, 0), v(static_cast<size_t>(c.batch) * sk_buf * c.hk * slot_v, 0);
+      k(static_cast<size_t>(c.batch) * sk_buf * c.hk * slot_q, 0),
+      v(static_cast<size_t>(c.batch) * sk_buf * c.hk * slot_v, 0);
   float qd = 1, kd = 1, vd = 1;
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::uniform_int_distribution<int> half(-7, 7);
@@ -166,8 +167,8 @@ Result run(const Case& c) {
     zyfa::AttentionParams hp;
     const zyfa::Status s = zyfa::make_params(tq, tk, tv, to, nullptr, opt, &hp);
     REQUIRE_MESSAGE(s.ok(), s.message);
-    const auto recipe = c.mode == zyfa::fp8::sm90::PMode::lean_p ? zyfa::host::Fp8Recipe::zyfa
-                                                                   : zyfa::host::Fp8Recipe::zyfa_exact;
+    const auto recipe =
+        c.mode == zyfa::fp8::sm90::PMode::lean_p ? zyfa::host::Fp8Recipe::zyfa : zyfa::host::Fp8Recipe::zyfa_exact;
     REQUIRE(zyfa::host::fp8_attention(hp, recipe, &r.spec).ok());
   }
   // GPU

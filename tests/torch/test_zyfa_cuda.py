@@ -1,7 +1,8 @@
 """The Python package zyfa on CUDA tensors (the GPU kernels): against SDPA / fp64 on the built-in head dims, GQA,
 strides, causal / non-causal, LSE; varlen (one launch) bit for bit against per-sequence flash_attn_func calls
 (on the H200 both run the sm_90a wgmma kernel), ragged lengths 1..5,000 in one batch, Inf/NaN keys of a
-neighbouring key-only sequence; merge_attn_states on the GPU; FP8 -> NotImplementedError; torch.compile(fullgraph=True).
+neighbouring key-only sequence; merge_attn_states on the GPU; FP8 (the sm_90a kernel) against the host backend's FP8
+specification; torch.compile(fullgraph=True).
 Skipped without a CUDA device, unless ZYFA_REQUIRE_CUDA=1 (tests/gpu/run_python_gpu.sh sets it): then a missing GPU
 or a package built without CUDA kernels fails."""
 import math
@@ -163,9 +164,30 @@ def test_merge_of_key_halves_equals_one_pass():
     torch.testing.assert_close(lm, full_lse, atol=1e-5, rtol=1e-5)
 
 
-def test_fp8_and_unbuilt_head_dims_raise_not_implemented():
-    q = rand(1, 64, 2, 128).to(torch.float8_e4m3fn)
-    with pytest.raises(NotImplementedError, match="e4m3fn on the GPU"):
+@pytest.mark.parametrize("dqk", [128, 192])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fp8_matches_the_host_specification(dqk, causal):
+    # The same e4m3fn inputs on the GPU (sm_90a kernel) and on the CPU (the host backend runs zyfa's FP8
+    # specification): the P codes agree given the same logits; the logits, P.V and the row sum differ by the tensor
+    # cores' accumulation (tests/gpu/test_fp8_sm90.cu states the bounds).
+    q = (rand(2, 300, 4, dqk, seed=1) * 32).to(torch.float8_e4m3fn)
+    k = (rand(2, 500, 2, dqk, seed=2) * 32).to(torch.float8_e4m3fn)
+    v = (rand(2, 500, 2, 128, seed=3) * 32).to(torch.float8_e4m3fn)
+    d = dict(q_descale=1 / 32, k_descale=1 / 32, v_descale=1 / 32, causal=causal, return_attn_probs=True)
+    o, lse = zyfa.flash_attn_func(q, k, v, **d)
+    oc, lsec = zyfa.flash_attn_func(q.cpu(), k.cpu(), v.cpu(), **d)
+    assert o.dtype == BF16 and o.shape == (2, 300, 4, 128)
+    assert torch.isfinite(o.float()).all()
+    rel = ((o.float().cpu() - oc.float()).norm() / oc.float().norm()).item()
+    assert rel < 1e-2, rel
+    fin = torch.isfinite(lsec)
+    assert torch.equal(fin, torch.isfinite(lse.cpu()))
+    assert (lse.cpu()[fin] - lsec[fin]).abs().max().item() < 2e-2
+
+
+def test_fp8_unbuilt_head_dims_raise_not_implemented():
+    q = rand(1, 64, 2, 64).to(torch.float8_e4m3fn)
+    with pytest.raises(NotImplementedError, match="head_dim"):
         zyfa.flash_attn_func(q, q, q, causal=True, q_descale=0.5, k_descale=0.5, v_descale=0.5)
     q = rand(1, 64, 2, 96)
     with pytest.raises(NotImplementedError, match=r"head_dim_qk/head_dim_v: \(96, 96\) is not a built-in pair"):

@@ -23,7 +23,8 @@ enum class PMode {
 /// wgmma (FlashAttention-3's scheduling barriers); false lets both issue whenever ready.
 template <int DQK, int DV, PMode Mode, int Stages = 2, bool PingPong = true>
 struct Fp8Config {
-  static_assert(DQK % 32 == 0 && DQK >= 64 && DQK <= 256, "Fp8Config: head_dim_qk must be a multiple of 32 in [64, 256].");
+  static_assert(DQK % 32 == 0 && DQK >= 64 && DQK <= 256,
+                "Fp8Config: head_dim_qk must be a multiple of 32 in [64, 256].");
   static_assert(DV == 128, "Fp8Config: head_dim_v 128 (the P.V wgmma is m64n136k32).");
   static_assert(Stages >= 2 && Stages <= 4, "Fp8Config: 2 to 4 stages.");
   static constexpr int kDQK = DQK, kDV = DV, kStages = Stages;
@@ -32,17 +33,19 @@ struct Fp8Config {
   static constexpr int kBlockM = 128;  ///< query rows per work tile = 2 consumer warpgroups x 64
   static constexpr int kBlockN = 64;   ///< keys per tile = one zyfa P block (host::kKeyBlock)
   static constexpr int kPvN = DV + 8;  ///< N of the P.V wgmma: DV columns of V and the ones column (+7 zero columns)
-  static constexpr int kThreads = 384;  ///< warpgroup 0: producer (warp 0: TMA; warps 1-3: V transpose); 1, 2: consumers
+  static constexpr int kThreads =
+      384;  ///< warpgroup 0: producer (warp 0: TMA; warps 1-3: V transpose); 1, 2: consumers
   /// setmaxnreg split: 40 x 128 + 232 x 256 <= 168 x 384 (the V transpose of the producer needs registers for
   /// loads in flight; the consumers hold S, P, the P.V block accumulator and O: about 200).
   static constexpr int kProducerRegs = 64, kConsumerRegs = 216;
   static constexpr int kTransposeWarps = 3;
-  static constexpr int kQBoxes = (DQK + 127) / 128;  ///< 128-byte column boxes of Q and K (a partial box is zero-filled)
+  static constexpr int kQBoxes =
+      (DQK + 127) / 128;  ///< 128-byte column boxes of Q and K (a partial box is zero-filled)
   static constexpr int kQBytes = kBlockM * 128 * kQBoxes;
   static constexpr int kKBytes = kBlockN * 128 * kQBoxes;  ///< one K stage
-  static constexpr int kVsBytes = kBlockN * 128;            ///< one V staging tile as loaded: [64 keys][128 B], 128B swizzle
-  static constexpr int kVtBytes = kPvN * kBlockN;           ///< one V^T tile: [kPvN rows][64 keys], 64B swizzle
-  static constexpr int kOBytes = kBlockM * DV * 2;          ///< bf16 O staging: DV/64 boxes of 128 rows x 128 B
+  static constexpr int kVsBytes = kBlockN * 128;    ///< one V staging tile as loaded: [64 keys][128 B], 128B swizzle
+  static constexpr int kVtBytes = kPvN * kBlockN;   ///< one V^T tile: [kPvN rows][64 keys], 64B swizzle
+  static constexpr int kOBytes = kBlockM * DV * 2;  ///< bf16 O staging: DV/64 boxes of 128 rows x 128 B
   static constexpr int kQOff = 0;
   static constexpr int kKOff = kQOff + kQBytes;
   static constexpr int kVsOff = kKOff + Stages * kKBytes;

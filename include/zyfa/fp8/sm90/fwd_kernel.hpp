@@ -261,10 +261,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         // (folded into the byte-permute selectors) and rw = (c8 / 4) % 2 of w spread a warp's stores over the banks
         // (at most 2-way conflicts); the loads of a warp conflict at most 2-way.
         const int c8 = lane % 16, gl = lane / 16, rb = c8 % 4, rw = (c8 / 4) % 2;
-        const std::uint32_t sel_lo = static_cast<std::uint32_t>((0 ^ rb) | ((4 + (0 ^ rb)) << 4) | ((1 ^ rb) << 8) |
-                                                                ((4 + (1 ^ rb)) << 12));
-        const std::uint32_t sel_hi = static_cast<std::uint32_t>((2 ^ rb) | ((4 + (2 ^ rb)) << 4) | ((3 ^ rb) << 8) |
-                                                                ((4 + (3 ^ rb)) << 12));
+        const std::uint32_t sel_lo =
+            static_cast<std::uint32_t>((0 ^ rb) | ((4 + (0 ^ rb)) << 4) | ((1 ^ rb) << 8) | ((4 + (1 ^ rb)) << 12));
+        const std::uint32_t sel_hi =
+            static_cast<std::uint32_t>((2 ^ rb) | ((4 + (2 ^ rb)) << 4) | ((3 ^ rb) << 8) | ((4 + (3 ^ rb)) << 12));
 #pragma unroll 1
         for (int item = warp - 1; item < 4; item += Cfg::kTransposeWarps) {
           const int g = 2 * (item / 2) + gl, w = (item % 2) ^ rw;
@@ -301,8 +301,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
               const int bq = k ^ rb;  // V^T row 8 c8 + 4 w + bq, key positions 16 g + 8 hq .. + 7
-              const std::uint32_t addr =
-                  dst + c8 * 512 + (4 * w + bq) * 64 + ((g ^ (2 * w + (bq >> 1))) * 16) + 8 * hq;
+              const std::uint32_t addr = dst + c8 * 512 + (4 * w + bq) * 64 + ((g ^ (2 * w + (bq >> 1))) * 16) + 8 * hq;
               asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(t[0][k]), "r"(t[1][k]) : "memory");
             }
           }
@@ -353,7 +352,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 #pragma unroll
     for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
     float m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
-    float l2[2] = {0.0f, 0.0f};  // Lean P: the corrected LSE's row sum (host/fp8_spec.hpp END)
+    float l2[2] = {0.0f, 0.0f};        // Lean P: the corrected LSE's row sum (host/fp8_spec.hpp END)
     bool nan_row[2] = {false, false};  // a NaN logit in the row: out and lse NaN
     bool fixed = false;
 
@@ -482,9 +481,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if constexpr (kLean) {
 #pragma unroll
           for (int r = 0; r < 2; ++r)
-            l2[r] = fmaf(l2[r], f_alpha[r],
-                         __fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(pv[kPvRegs - 4 + 2 * r], f_ptop[r]), a.lse_rest), f_eblk[r]),
-                                   f_scale[r]));
+            l2[r] = fmaf(
+                l2[r], f_alpha[r],
+                __fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(pv[kPvRegs - 4 + 2 * r], f_ptop[r]), a.lse_rest), f_eblk[r]),
+                          f_scale[r]));
         }
       };
       auto keep_factors = [&]() {
@@ -590,7 +590,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       for (int r = 0; r < 2; ++r) {
         const int grow = m0 + row0 + 8 * r;
         if (grow < a.seqlen_q)
-          lse[grow] = nan_row[r] ? __int_as_float(0x7FC00000)
+          lse[grow] = nan_row[r]  ? __int_as_float(0x7FC00000)
                       : no_key[r] ? -__builtin_huge_valf()
                                   : (m[r] + log2f(kLean ? l2q[r] : l[r])) * kLn2;
       }

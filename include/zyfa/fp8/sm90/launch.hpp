@@ -82,8 +82,8 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
   if (blocks <= 0) return Status::success();
   Fp8Args a{};
   using u64 = std::uint64_t;
-  auto enc_u8 = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds,
-                   std::int64_t bt, std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
+  auto enc_u8 = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds, std::int64_t bt,
+                   std::int64_t rs, std::int64_t hs, std::int64_t bs, int rows) {
     const u64 dims[4] = {static_cast<u64>(d), static_cast<u64>(s), static_cast<u64>(hds), static_cast<u64>(bt)};
     const u64 strides[3] = {static_cast<u64>(rs), static_cast<u64>(hs), static_cast<u64>(bs)};
     return arch::sm90::encode_tensor_map_u8_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
@@ -99,8 +99,9 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
       !enc_u8(&a.tm_v, p.v, p.head_dim_v, p.seqlen_k, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
               p.v_batch_stride, Cfg::kBlockN) ||
       !arch::sm90::encode_tensor_map_bf16_4d(&a.tm_o, p.out, odims, ostrides, 64))
-    return Status::unsupported("q: the driver rejected a TMA tensor map of q/k/v/out (sizes or strides beyond 2^32 "
-                               "elements or 2^40 bytes)");
+    return Status::unsupported(
+        "q: the driver rejected a TMA tensor map of q/k/v/out (sizes or strides beyond 2^32 "
+        "elements or 2^40 bytes)");
   a.v = static_cast<const std::uint8_t*>(p.v);
   a.out = static_cast<std::uint16_t*>(p.out);
   a.lse = p.softmax_lse;
@@ -149,9 +150,10 @@ inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream, PMod
   if (p.head_dim_qk == 192 && p.head_dim_v == 128)
     return lean ? launch<Fp8Config<192, 128, PMode::lean_p>>(p, stream)
                 : launch<Fp8Config<192, 128, PMode::exp2>>(p, stream);
-  return Status::unsupported("head_dim: the sm_90a FP8 kernel is built for (head_dim_qk, head_dim_v) = (128, 128) and "
-                             "(192, 128), got (" +
-                             std::to_string(p.head_dim_qk) + ", " + std::to_string(p.head_dim_v) + ")");
+  return Status::unsupported(
+      "head_dim: the sm_90a FP8 kernel is built for (head_dim_qk, head_dim_v) = (128, 128) and "
+      "(192, 128), got (" +
+      std::to_string(p.head_dim_qk) + ", " + std::to_string(p.head_dim_v) + ")");
 }
 
 }  // namespace zyfa::fp8::sm90
