@@ -24,3 +24,15 @@ zyfa::Status zyfa_fp8_qk_block_by_table(const zyfa::fp8::QkBlockArgs& a, hipStre
   zyfa::fp8::CodeObjectRef co{e->code_object, e->code_object_size, e->name};
   return zyfa::fp8::launch(co, a, 1, 1, 1, e->workgroup_size, stream);
 }
+
+// The FP8 attention launcher (attention.hpp) through the generated dispatch table, and the path flash_attn_func
+// takes for e4m3fn inputs on AMD (fp8/dispatch.hpp).
+#include <zyfa/fp8/dispatch.hpp>
+
+zyfa::Status zyfa_fp8_attention_smoke(const zyfa::AttentionParams& p, hipStream_t stream) {
+  return zyfa::fp8::gfx950::launch_fp8_attention(p, stream);
+}
+
+zyfa::Status zyfa_fp8_dispatch_smoke(const zyfa::AttentionParams& p, hipStream_t stream) {
+  return zyfa::fp8::launch(p, stream);
+}

@@ -505,3 +505,62 @@ TEST_CASE("check_cu_seqlens: a null pointer or batch < 1 is an error naming the 
   CHECK(s.message.rfind("cu_seqlens_k:", 0) == 0);
   CHECK(zyfa::check_cu_seqlens("cu_seqlens_q", "max_seqlen_q", cu, 2, 10, 6));
 }
+
+#include <zyfa/fp8/gfx950/attention.hpp>
+
+TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments") {
+  alignas(64) static std::uint8_t q[2 * 40 * 6 * 128], k[2 * 70 * 2 * 128], v[2 * 70 * 2 * 128];
+  alignas(64) static std::uint16_t o[2 * 40 * 6 * 128];
+  alignas(64) static float lse[2 * 6 * 40];
+  using zyfa::DType;
+  zyfa::AttentionOptions opt;
+  opt.causal = true;
+  opt.q_descale = 0.5f, opt.k_descale = 0.25f, opt.v_descale = 3.0f;
+  auto make = [&](DType dt, std::int64_t dqk, std::int64_t dv, zyfa::AttentionParams* p) {
+    return zyfa::make_params(zyfa::TensorRef::contiguous(q, dt, 2, 40, 6, dqk),
+                             zyfa::TensorRef::contiguous(k, dt, 2, 70, 2, dqk),
+                             zyfa::TensorRef::contiguous(v, dt, 2, 70, 2, dv),
+                             zyfa::TensorRef::contiguous(o, DType::bf16, 2, 40, 6, dv), lse, opt, p);
+  };
+  zyfa::AttentionParams p;
+  REQUIRE(make(DType::e4m3fn, 128, 128, &p).ok());
+  REQUIRE_MESSAGE(zyfa::fp8::gfx950::validate_fp8_attention(p).ok(),
+                  zyfa::fp8::gfx950::validate_fp8_attention(p).message);
+  const auto a = zyfa::fp8::gfx950::make_fp8_attention_args(p);
+  CHECK(a.q == q);
+  CHECK(a.lse == lse);
+  CHECK(a.q_row_stride == 6 * 128);
+  CHECK(a.q_batch_stride == 40 * 6 * 128);
+  CHECK(a.k_head_stride == 128);
+  CHECK(a.out_row_stride == 6 * 128);
+  CHECK(a.seqlen_q == 40);
+  CHECK(a.seqlen_k == 70);
+  CHECK(a.num_heads == 6);
+  CHECK(a.causal == 1);
+  CHECK(a.scale_log2 == p.scale_softmax_log2);
+  CHECK(a.v_descale == 3.0f);
+  for (std::uint32_t g : {1u, 2u, 3u, 7u, 8u, 64u}) {
+    const std::uint32_t m = zyfa::fp8::gfx950::group_magic(g);
+    for (std::uint64_t h = 0; h < 4096; ++h) {
+      const std::uint64_t hk = g == 1 ? h : (h * m) >> 32;  // the kernel: mul_hi(h, magic), magic 0 = group 1
+      REQUIRE(hk == h / g);
+    }
+  }
+  // the kernel's extra preconditions, each naming its argument
+  zyfa::AttentionParams bad = p;
+  bad.q = q + 8;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("q: pointer not 16-byte", 0) == 0);
+  bad = p;
+  bad.k_row_stride = 2 * 128 + 8;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("k: row stride", 0) == 0);
+  bad = p;
+  bad.out = o + 1;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("out: pointer", 0) == 0);
+  bad = p;
+  bad.qkv_dtype = DType::e4m3fnuz;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).code == zyfa::StatusCode::unsupported);
+  REQUIRE(make(DType::e4m3fn, 64, 64, &p).ok());
+  const zyfa::Status s = zyfa::fp8::gfx950::validate_fp8_attention(p);
+  CHECK(s.code == zyfa::StatusCode::unsupported);
+  CHECK(s.message.find("head dims (64, 64)") != std::string::npos);
+}

@@ -99,7 +99,7 @@ def emit_kernel(spec: KernelSpec, source: str) -> str:
     vgprs = accum_offset + agprs if agprs else arch_vgprs
     if vgprs > 512:
         raise GeneratorError(f"{spec.name}: {arch_vgprs} VGPRs + {agprs} AGPRs exceed the 512-register file")
-    sgprs = max(mr["s"] + 1, 3)  # s0..s2 are set up by the dispatcher
+    sgprs = max(mr["s"] + 1, 2 + spec.workgroup_ids)  # s0..s2 (s4) are set up by the dispatcher
     body = _body_lines(spec)
     uses_vcc = any(isinstance(x, Op) and any("vcc" in str(o) for o in x.operands) or
                    (isinstance(x, Op) and x.mnemonic.startswith("v_cmp") and x.mnemonic.endswith("_e32"))
@@ -134,6 +134,8 @@ def emit_kernel(spec: KernelSpec, source: str) -> str:
         "\t\t.amdhsa_user_sgpr_count 2",
         "\t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1",
         "\t\t.amdhsa_system_sgpr_workgroup_id_x 1",
+        *(["\t\t.amdhsa_system_sgpr_workgroup_id_y 1", "\t\t.amdhsa_system_sgpr_workgroup_id_z 1"]
+          if spec.workgroup_ids == 3 else []),
         "\t\t.amdhsa_system_vgpr_workitem_id 0",
         f"\t\t.amdhsa_next_free_vgpr {vgprs}",
         f"\t\t.amdhsa_next_free_sgpr {sgprs}",

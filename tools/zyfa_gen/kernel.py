@@ -52,11 +52,15 @@ class KernelSpec:
     workgroup_size: int = 64
     lds_bytes: int = 0
     kernarg_size: int = 0
+    #: workgroup ids the dispatcher writes after the kernarg pointer: 1 = x (s2), 3 = x, y, z (s2, s3, s4)
+    workgroup_ids: int = 1
 
     def __post_init__(self):
         self.kernarg_size = layout_args(self.args)
         if not 1 <= self.workgroup_size <= 1024 or self.workgroup_size % 64:
             raise ValueError(f"{self.name}: workgroup_size {self.workgroup_size} must be a multiple of 64 in [64, 1024]")
+        if self.workgroup_ids not in (1, 3):
+            raise ValueError(f"{self.name}: workgroup_ids must be 1 (x) or 3 (x, y, z)")
         if not 0 <= self.lds_bytes <= 163840:
             raise ValueError(f"{self.name}: lds_bytes {self.lds_bytes} exceeds gfx950's 160 KiB")
 

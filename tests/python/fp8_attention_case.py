@@ -1,0 +1,211 @@
+"""Runs the generated FP8 attention kernel (asm/zyfa_fp8_fwd_d128_m32.s) in the gfx950 emulator and the C++
+FP8 host specification (include/zyfa/host/fp8_spec.hpp, zyfa recipe, through tools/dump_codes/dump_spec.cpp) on
+the same e4m3fn codes, and compares them. Used by tests/python/test_gen_fp8_attention.py (CI subset) and
+tools/verify_fp8_gfx950.py (the fuller set whose results are in docs/fp8-gfx950.md).
+
+Comparison rules (docs/fp8-gfx950.md, "Verification"):
+* every output element and every LSE is checked; output and LSE are poisoned with NaN before the run; NaN
+  must appear exactly where the specification has it, -inf LSE exactly where it has it;
+* under the emulator's ``fp32_seq`` MFMA order (the specification's summation order) the bf16 output is bit
+  for bit the specification's (RNE of its fp32 output); the LSE within 8 fp32 ulps of |m| + |log2 l2|
+  (v_exp_f32 / v_log_f32 against the C library's exp2f / log2f);
+* under ``fp64`` / ``fp32_block`` (other MFMA summation orders, as the hardware's is not documented) S moves in
+  its last bits, so a Lean P code may move by one step: output within ``OTHER_ORDER_TOL`` (relative to the row's
+  max |out|, plus one bf16 ulp), LSE within 1e-3 nats.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import ml_dtypes
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from gfx950emu import Machine, Program as EmuProgram, Semantics  # noqa: E402
+
+FN = ml_dtypes.float8_e4m3fn
+BF16 = ml_dtypes.bfloat16
+F32 = np.float32
+LOG2E = F32(1.44269504088896340736)
+KERNEL = "zyfa_fp8_fwd_d128_m32"
+D = 128
+#: other MFMA orders: a code may move one step (<= 1/8 of its value); bound on |out - spec| / max |out| of the row
+OTHER_ORDER_TOL = 2.0 ** -4
+
+_EXE = None
+_PROGRAMS = {}
+
+
+def spec_exe() -> pathlib.Path:
+    """Builds tools/dump_codes/dump_spec.cpp once per process (g++ -O2 -ffp-contract=off, strict IEEE)."""
+    global _EXE
+    if _EXE is None:
+        cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+        out = pathlib.Path(tempfile.mkdtemp(prefix="zyfa_dump_spec_")) / "dump_spec"
+        subprocess.run([cxx, "-std=c++17", "-O2", "-ffp-contract=off", f"-I{ROOT / 'include'}",
+                        str(ROOT / "tools" / "dump_codes" / "dump_spec.cpp"), "-o", str(out)], check=True)
+        _EXE = out
+    return _EXE
+
+
+def program(order: str) -> EmuProgram:
+    if order not in _PROGRAMS:
+        text = (ROOT / "asm" / f"{KERNEL}.s").read_text()
+        _PROGRAMS[order] = EmuProgram.from_asm_text(text, Semantics(mfma_accumulate=order))
+    return _PROGRAMS[order]
+
+
+@dataclasses.dataclass
+class Case:
+    """One problem: dense e4m3fn codes q [b, sq, h, 128], k/v [b, sk, hk, 128] plus the layout the kernel
+    reads them from (``pad``: extra elements per row/head/batch of q, k, v and out, filled with NaN codes)."""
+    name: str
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    causal: bool
+    qd: float = 1.0
+    kd: float = 1.0
+    vd: float = 1.0
+    scale: float = 1.0 / np.sqrt(128)
+    pad: int = 0
+
+    @property
+    def shape(self):
+        b, sq, h, _ = self.q.shape
+        return b, sq, self.k.shape[1], h, self.k.shape[2]
+
+
+def random_case(name, rng, b, sq, sk, h, hk, causal, pad=0, q_gain=1.0):
+    """Gaussian inputs quantized per tensor (amax -> 448), as quantize_e4m3fn does."""
+    def quant(x):
+        amax = F32(np.abs(x).max())
+        d = F32(amax / F32(448)) if amax > 0 else F32(1)
+        return np.clip(x / d, -448, 448).astype(FN).view(np.uint8), float(d)
+    q, qd = quant(rng.standard_normal((b, sq, h, D)).astype(F32) * F32(q_gain))
+    k, kd = quant(rng.standard_normal((b, sk, hk, D)).astype(F32))
+    v, vd = quant(rng.standard_normal((b, sk, hk, D)).astype(F32))
+    return Case(name, q, k, v, causal, qd, kd, vd, pad=pad)
+
+
+def run_spec(c: Case):
+    """(out fp32 [b, sq, h, 128], lse [b, h, sq], codes [b, h, sq, sk]) of the C++ specification (zyfa)."""
+    b, sq, sk, h, hk = c.shape
+    hdr = np.array([b, sq, sk, h, hk, D, D, int(c.causal)], np.int64).tobytes()
+    hdr += np.array([c.scale, c.qd, c.kd, c.vd], F32).tobytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        fin, fout = pathlib.Path(tmp) / "in.bin", pathlib.Path(tmp) / "out.bin"
+        fin.write_bytes(hdr + c.q.tobytes() + c.k.tobytes() + c.v.tobytes())
+        subprocess.run([str(spec_exe()), "zyfa", str(fin), str(fout)], check=True)
+        raw = fout.read_bytes()
+    n_out, n_lse = b * sq * h * D, b * h * sq
+    out = np.frombuffer(raw[:4 * n_out], F32).reshape(b, sq, h, D)
+    lse = np.frombuffer(raw[4 * n_out:4 * (n_out + n_lse)], F32).reshape(b, h, sq)
+    return out, lse
+
+
+def _place(mach, x: np.ndarray, pad: int, fill: int, elem: int):
+    """Uploads dense [b, s, h, d] `x` into a padded BSHD buffer; returns (address, (batch, row, head) strides in
+    elements). Padding: head stride d + pad, row stride h (d + pad) + pad, batch stride s row + pad (strides kept
+    multiples of 16 elements)."""
+    b, s, h, d = x.shape
+    hs = d + pad
+    rs = h * hs + pad
+    bs = s * rs + pad
+    buf = np.full(b * bs + 16, fill, x.dtype)
+    for bi in range(b):
+        for si in range(s):
+            for hi in range(h):
+                o = bi * bs + si * rs + hi * hs
+                buf[o:o + d] = x[bi, si, hi]
+    return mach.upload(buf), (bs, rs, hs), buf
+
+
+def run_kernel(c: Case, order: str = "fp32_seq", lse: bool = True):
+    """(out bf16 bits [b, sq, h, 128] uint16, lse [b, h, sq] or None, wave instructions) from the emulator."""
+    b, sq, sk, h, hk = c.shape
+    group = h // hk
+    mach = Machine(program(order))
+    pad = c.pad
+    aq, sq_str, _ = _place(mach, c.q, pad, 0x7F, 1)
+    ak, sk_str, _ = _place(mach, c.k, pad, 0x7F, 1)
+    av, sv_str, _ = _place(mach, c.v, pad, 0xFF, 1)
+    out0 = np.zeros((b, sq, h, D), np.uint16)
+    ao, so_str, obuf = _place(mach, out0 | 0x7FC0, pad, 0x7FC0, 2)
+    al = mach.upload(np.full(b * h * sq, np.nan, F32)) if lse else 0
+    c_log2 = F32(F32(F32(F32(c.qd) * F32(c.kd)) * F32(c.scale)) * LOG2E)
+    magic = 0 if group == 1 else (1 << 32) // group + 1
+    kernarg = struct.pack("<5Q", aq, ak, av, ao, al)
+    kernarg += struct.pack("<12I", *sq_str, *sk_str, *sv_str, *so_str)
+    kernarg += struct.pack("<5I2f4x", sq, sk, h, magic, int(c.causal), c_log2, F32(c.vd))
+    tiles = (sq + 31) // 32
+    mach.launch(KERNEL, grid=(tiles, h, b), block=(64, 1, 1), kernarg=kernarg)
+    full = mach.download(ao, np.uint16, obuf.shape)
+    bs, rs, hs = so_str
+    out = np.empty((b, sq, h, D), np.uint16)
+    padmask = np.ones(full.shape, bool)
+    for bi in range(b):
+        for si in range(sq):
+            for hi in range(h):
+                o = bi * bs + si * rs + hi * hs
+                out[bi, si, hi] = full[o:o + D]
+                padmask[o:o + D] = False
+    assert (full[padmask] == 0x7FC0).all(), "the kernel wrote outside the output rows"
+    lse_out = mach.download(al, F32, (b, h, sq)) if lse else None
+    return out, lse_out, mach.instructions_executed
+
+
+def compare(c: Case, got_out, got_lse, want_out, want_lse, order: str = "fp32_seq") -> dict:
+    """Asserts the comparison rules of the module docstring; returns statistics."""
+    want_bits = want_out.astype(BF16).view(np.uint16)
+    got_f = got_out.view(BF16).astype(np.float64)
+    want_f = want_bits.view(BF16).astype(np.float64)
+    nan_w, nan_g = np.isnan(want_f), np.isnan(got_f)
+    assert np.array_equal(nan_w, nan_g), f"{c.name}: NaN output positions differ ({nan_w.sum()} vs {nan_g.sum()})"
+    fin = ~nan_w
+    stats = {"elements": int(want_f.size), "nan": int(nan_w.sum())}
+    if order == "fp32_seq":
+        bad = (got_out != want_bits) & fin
+        assert not bad.any(), (f"{c.name}: {bad.sum()} of {fin.sum()} output elements differ in bits, first at "
+                               f"{np.argwhere(bad)[0]}: {got_f[bad][0]} vs {want_f[bad][0]}")
+        stats["bit_exact"] = True
+    else:
+        rowmax = np.nanmax(np.where(fin, np.abs(want_f), 0), axis=-1, keepdims=True)
+        err = np.abs(np.where(fin, got_f - want_f, 0))
+        ok = err <= OTHER_ORDER_TOL * rowmax + 2.0 ** -8 * np.abs(want_f) + 1e-30
+        assert ok.all(), f"{c.name}: {(~ok).sum()} outputs beyond the {order} bound (max err {err.max()})"
+        stats["max_rel_row_err"] = float((err / np.maximum(rowmax, 1e-30)).max())
+        stats["bits_equal"] = float(((got_out == want_bits) | nan_w).mean())
+    if got_lse is not None:
+        wl, gl = want_lse.astype(np.float64), got_lse.astype(np.float64)
+        assert np.array_equal(np.isnan(wl), np.isnan(gl)), f"{c.name}: NaN LSE positions differ"
+        assert np.array_equal(np.isneginf(wl), np.isneginf(gl)), f"{c.name}: -inf LSE positions differ"
+        assert not np.isposinf(gl).any()
+        f = np.isfinite(wl)
+        assert np.array_equal(f, np.isfinite(gl))
+        err = np.abs(gl[f] - wl[f])
+        if order == "fp32_seq":
+            tol = 8 * 2.0 ** -23 * (np.abs(wl[f]) / LOG2E.item() + 1.0) + 1e-7
+        else:
+            tol = np.full(err.shape, 1e-3)
+        assert (err <= tol).all(), f"{c.name}: LSE error {err.max():.3g} above the tolerance"
+        stats["lse_max_err"] = float(err.max()) if err.size else 0.0
+        stats["lse_neginf"] = int(np.isneginf(wl).sum())
+    return stats
+
+
+def check(c: Case, order: str = "fp32_seq", lse: bool = True) -> dict:
+    want_out, want_lse = run_spec(c)
+    got_out, got_lse, n = run_kernel(c, order, lse)
+    st = compare(c, got_out, got_lse, want_out, want_lse, order)
+    st["wave_instructions"] = n
+    return st

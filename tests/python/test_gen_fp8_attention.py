@@ -1,0 +1,92 @@
+"""The generated gfx950 FP8 attention kernel (asm/zyfa_fp8_fwd_d128_m32.s) in the emulator against the C++ FP8
+specification (zyfa recipe): every output element and LSE, bit for bit under the specification's MFMA summation
+order (fp32_seq), within the stated bound under the other two orders. The comparison rules are in
+fp8_attention_case.py; the fuller set is tools/verify_fp8_gfx950.py (results in docs/fp8-gfx950.md)."""
+import zlib
+
+import numpy as np
+import pytest
+
+import fp8_attention_case as fc
+
+SHAPES = [  # name, batch, seqlen_q, seqlen_k, heads, kv heads, causal, pad
+    ("one_row", 1, 1, 1, 1, 1, True, 0),
+    ("tail17_causal", 1, 17, 17, 1, 1, True, 0),
+    ("q63_k65_gqa2_causal", 1, 63, 65, 2, 1, True, 0),
+    ("q65_k63_masked_rows", 1, 65, 63, 1, 1, True, 0),
+    ("q33_k129_mqa8_batch2", 2, 33, 129, 8, 1, False, 0),
+    ("q129_k127_strided_causal", 1, 129, 127, 2, 2, True, 16),
+    ("q100_k17_group3", 1, 100, 17, 3, 1, False, 0),
+    ("q40_k200_causal_gqa2", 1, 40, 200, 4, 2, True, 0),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s[0] for s in SHAPES])
+def test_attention_matches_the_specification_bit_for_bit(shape):
+    name, b, sq, sk, h, hk, causal, pad = shape
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    c = fc.random_case(name, rng, b, sq, sk, h, hk, causal, pad=pad)
+    st = fc.check(c)
+    assert st["bit_exact"]
+    if name == "q65_k63_masked_rows":
+        assert st["lse_neginf"] == 2  # rows 0 and 1 see no key: out exactly 0 (checked bitwise), lse -inf
+
+
+def special_case(causal=True):
+    """Gaussian codes plus: a query row of +448 codes and one of subnormal codes, a key of -448 codes, subnormal
+    V codes in one dim, a NaN query code (that row NaN), a NaN V code at key 70 (rows that see key 70 get NaN in
+    dim 9, the others not), NaN K and V codes at keys every row of a tile has masked (never read), V at 448."""
+    rng = np.random.default_rng(7)
+    c = fc.random_case("special_codes", rng, 1, 96, 100, 1, 1, causal)
+    q, k, v = c.q, c.k, c.v
+    q[0, 5, 0, :] = 0x7E
+    q[0, 6, 0, :] = rng.integers(1, 8, 128)
+    k[0, 3, 0, :] = 0xFE
+    v[0, :, 0, 17] = rng.integers(1, 8, 100)
+    v[0, 11, 0, :] = 0x7E
+    q[0, 40, 0, 3] = 0x7F
+    v[0, 70, 0, 9] = 0xFF
+    k[0, 99, 0, 4] = 0x7F   # key 99 is masked for every row but the last one (causal offset 4)
+    v[0, 98, 0, :] = 0x7F   # key 98: visible to the last two rows only
+    return c
+
+
+def test_special_codes_nan_and_poison_at_masked_keys():
+    c = special_case()
+    want_out, want_lse = fc.run_spec(c)
+    assert np.isnan(want_out[0, 40]).all() and np.isnan(want_lse[0, 0, 40])
+    rows_nan9 = np.isnan(want_out[0, :, 0, 9])
+    assert rows_nan9[66:].all() and not rows_nan9[:40].any() and not rows_nan9[41:66].any()
+    assert np.isnan(want_out[0, 94:, 0, :]).all() and not np.isnan(want_out[0, 41:94, 0, 10]).any()
+    got_out, got_lse, _ = fc.run_kernel(c)
+    st = fc.compare(c, got_out, got_lse, want_out, want_lse)
+    assert st["bit_exact"] and st["nan"] > 0
+
+
+def test_no_lse_pointer():
+    c = fc.random_case("no_lse", np.random.default_rng(3), 1, 50, 70, 1, 1, True)
+    want_out, want_lse = fc.run_spec(c)
+    got_out, got_lse, _ = fc.run_kernel(c, lse=False)
+    assert got_lse is None
+    assert fc.compare(c, got_out, None, want_out, want_lse)["bit_exact"]
+
+
+@pytest.mark.parametrize("order", ["fp64", "fp32_block"])
+def test_other_mfma_orders_within_the_bound(order):
+    c = fc.random_case(f"order_{order}", np.random.default_rng(5), 1, 70, 150, 2, 1, True)
+    st = fc.check(c, order=order)
+    assert st["max_rel_row_err"] <= fc.OTHER_ORDER_TOL
+
+
+def test_long_keys_v_one_gives_exactly_one():
+    """V == 1 (code 0x38), v_descale 1: acc and l are the same sums (the P.V MFMA sums the same exact
+    multiples of 2^-9 as the row sum), so every output is exactly 1.0 over 4,096 keys in 64 blocks (the full
+    script runs 32,768)."""
+    rng = np.random.default_rng(9)
+    c = fc.random_case("v_one_4096", rng, 1, 32, 4096, 1, 1, False, q_gain=3.0)
+    c.v[:] = 0x38
+    c.vd = 1.0
+    got_out, got_lse, _ = fc.run_kernel(c)
+    assert (got_out == 0x3F80).all()
+    want_out, want_lse = fc.run_spec(c)
+    assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]

@@ -1,0 +1,562 @@
+"""zyfa_fp8_fwd_d128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128) on gfx950, the zyfa recipe.
+
+One workgroup = one wave64 = 32 query rows of one (batch, query head); grid (ceil(seqlen_q / 32), num_heads,
+batch). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
+softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the corrected LSE):
+
+  Sᵀ = K Qᵀ           2 x 2 v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales): lane l holds query i = l % 32,
+                      register r of key tile kt holds key 32 kt + 8 (r / 4) + 4 h + r % 4 (h = l / 32)
+  t = S c             c = scale_log2 (AttentionParams::scale_softmax_log2); masked keys -inf
+  m_blk, m_new        in-lane v_max3 from -inf (NaN never becomes the max) + v_permlane32_swap_b32
+  alpha, kb           alpha = exp2(m - m_new) (v_exp_f32), kb = (int)min(m_new - m_blk, 255)
+  Lean P codes        y = (t - m_new) 8 + (8 kb + 121), clamped to [0, 121], rounded to even; NaN y -> 0x7F;
+                      masked keys 0; packed into the f8f6f4 B layout (two v_permlane32_swap_b32 per 32 keys)
+  l_blk               the exact sum of the code values (v_cvt_f32_fp8 + v_add_f32)
+  (P V)ᵀ = Vᵀ Pᵀ      4 scaled MFMAs; the E8M0 operands carry s_blk = 2^-(kb+8): byte 119 for V, 127 - kb for the
+                      row's P column (kb > 123: the unit product scale and s_blk by v_mul, see KB_E8M0_MAX)
+  acc, l, l2, m       acc = fma(acc, alpha, pv s_blk), l = fma(l, alpha, l_blk s_blk),
+                      l2 = fma(l2, alpha, ((l_blk - P_top) f + e_blk) s_blk) (the corrected-LSE row sum,
+                      e_blk = exp2(m_blk - m_new + kb + 8), P_top = the value of the block max's code)
+  epilogue            out = (acc / l) v_descale (IEEE division: v_div_scale/v_rcp/v_div_fmas/v_div_fixup), bf16
+                      (RNE); lse = (m + log2(l2)) ln 2; a row that sees no key: out 0, lse -inf.
+
+Blocks: row i sees keys [0, n_i), n_i = clamp(row0 + i + row_base, 0, seqlen_k), row_base = seqlen_k -
+seqlen_q + 1 when causal (bottom-right), seqlen_k otherwise. Blocks below the tile's smallest n (every row sees
+all 64 keys) run the full-block loop: no masking, V straight from memory (a NaN V code is read by every row, as
+in the specification). The remaining blocks up to the largest n of the tile's valid rows run the masked loop:
+keys j >= n_i get t = -inf and code 0, rows with n_i <= first key of the block skip the block (EXEC), and
+since the specification never reads V at a masked key, V's NaN bytes are zeroed and a second scaled MFMA
+counts, per (dim, row), the visible keys whose V code is NaN (a non-zero count makes that pv NaN, as 0 x NaN
+does in the specification).
+
+Memory: Q, K and V are read with buffer loads whose V# covers exactly one (batch, head)'s rows (base moved per
+key block; keys >= seqlen_k and rows >= seqlen_q read 0 and are never used). K goes straight into the MFMA's
+f8f6f4 lane layout (dwordx4). V arrives key-major; each lane loads 4 keys x 4 dims (4 dwords), transposes the
+4x4 bytes with 8 v_perm_b32 and writes dims-major to LDS (Vᵀ [128 dims][64 keys], 8 KiB; the masked loop also
+writes the NaN indicator codes, 8 KiB more), from where ds_read_b128 fills the Vᵀ A operands. Output stores run
+under EXEC = rows < seqlen_q.
+
+Registers are virtual (allocation in the .s banner), s_waitcnt and s_nop come from the generator's passes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+from ..ir import Program
+from ..kernel import Arg, KernelSpec, load_kernargs
+
+BUF_DWORD3 = 0x00020000
+#: Lean P's block max code (kBlockMaxCode, fp8_spec.hpp) and the top exponent (kTopExponent)
+MAX_CODE = 121
+TOP_EXPONENT = 8
+#: kb above which the E8M0 scale of P would make the MFMA's per-product scaling round partial sums in the fp32
+#: subnormal range: such rows get the unit scale from the MFMA and s_blk from one v_mul under EXEC.
+KB_E8M0_MAX = 123
+SCALE_V_E8M0 = 127 - TOP_EXPONENT  # the V operand's scale byte: 2^-8; the P operand's byte is 127 - kb
+#: kLeanPInvMeanBias * 2^-((kBlockMaxCode - 120) / 8), as fp8_spec.hpp's fp8_row computes it in fp32
+K_LEAN_P_INV_MEAN_BIAS = 0.9609060278
+LN2_F32 = 0.693147180559945309417
+
+V_LDS_BYTES = 128 * 64  # Vᵀ of one 64-key block
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def lse_rest() -> float:
+    """fp32 value of kLeanPInvMeanBias * exp2f(-(kBlockMaxCode - 120) / 8.0f) (both factors fp32, one rounding)."""
+    e = _f32(2.0 ** _f32(-(MAX_CODE - 120) / 8.0))
+    return _f32(_f32(K_LEAN_P_INV_MEAN_BIAS) * e)  # the product of two fp32 is exact in double: one rounding
+
+
+def _hexf(x: float) -> str:
+    return hex(struct.unpack("<I", struct.pack("<f", x))[0])
+
+
+ARGS = [
+    Arg("q", "ptr", "const std::uint8_t*", "Q [batch, seqlen_q, num_heads, 128] e4m3fn", const=True),
+    Arg("k", "ptr", "const std::uint8_t*", "K [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
+    Arg("v", "ptr", "const std::uint8_t*", "V [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
+    Arg("out", "ptr", "std::uint16_t*", "out [batch, seqlen_q, num_heads, 128] bf16"),
+    Arg("lse", "ptr", "float*", "softmax_lse [batch, num_heads, seqlen_q] fp32 (natural log), or null"),
+    *[Arg(f"{t}_{d}_stride", "u32", "std::uint32_t", f"{t} stride of the {d} dim in elements")
+      for t in ("q", "k", "v", "out") for d in ("batch", "row", "head")],
+    Arg("seqlen_q", "u32", "std::uint32_t", "query rows per sequence, >= 1"),
+    Arg("seqlen_k", "u32", "std::uint32_t", "keys per sequence, >= 1"),
+    Arg("num_heads", "u32", "std::uint32_t", "query heads (the lse head dim)"),
+    Arg("group_magic", "u32", "std::uint32_t", "floor(2^32 / group) + 1 for group = num_heads / num_heads_k "
+        ">= 2 (the K/V head of query head h is mul_hi(h, group_magic), exact for h * group < 2^32), 0 for group 1"),
+    Arg("causal", "u32", "std::uint32_t", "1: bottom-right causal mask, 0: none"),
+    Arg("scale_log2", "f32", "float", "AttentionParams::scale_softmax_log2 (q_descale k_descale scale log2 e)"),
+    Arg("v_descale", "f32", "float", "V's per-tensor descale"),
+]
+
+
+def group_magic(group: int) -> int:
+    """The kernel's division constant: mul_hi(h, magic) = h / group for h * group < 2^32; 0 for group 1."""
+    return 0 if group == 1 else (1 << 32) // group + 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """m query rows per workgroup (one wave), d = head_dim_qk, dv = head_dim_v."""
+    m: int = 32
+    d: int = 128
+    dv: int = 128
+
+    @property
+    def name(self) -> str:
+        return f"zyfa_fp8_fwd_d{self.d}_m{self.m}"
+
+
+CONFIGS = [Config()]
+
+
+class _Kernel:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.p = Program()
+
+    # ------------------------------------------------------------------------------------------------ setup
+    def setup(self):
+        p = self.p
+        kern = p.sreg("kernarg_ptr", 2, pin=0)
+        tile, head, batch = p.sreg("wg_tile", pin=2), p.sreg("wg_head", pin=3), p.sreg("wg_batch", pin=4)
+        lane = p.vreg("lane", pin=0)
+        p.comment("kernel arguments (offsets from ARGS)")
+        a = self.a = load_kernargs(p, ARGS, kern)
+        s = {}
+        for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk",
+                  "kext", "vext"):
+            s[x] = p.sreg(f"s_{x}")
+        self.s = s
+        p.s_lshl_b32(s["row0"], tile, 5, comment="first query row of the tile")
+        p.s_mul_hi_u32(s["hk"], head, a["group_magic"], comment="K/V head = h / group")
+        p.s_cmp_eq_u32(a["group_magic"], 0)
+        p.s_cselect_b32(s["hk"], head, s["hk"], comment="group 1: K/V head = h")
+        # Q: base + b*qbs + h*qhs + row0*qrs; extent of the remaining rows
+        self.rs = {n: p.sreg(f"rsrc_{n}", 4) for n in ("q", "k", "v", "out", "lse")}
+        self.ptr = {n: p.sreg(f"ptr_{n}", 2) for n in ("k", "v")}
+
+        def base_off(dst, t, hreg, row):
+            p.s_mul_i32(dst, batch, a[f"{t}_batch_stride"])
+            p.s_mul_i32(s["tmp"], hreg, a[f"{t}_head_stride"])
+            p.s_add_u32(dst, dst, s["tmp"])
+            if row is not None:
+                p.s_mul_i32(s["tmp"], row, a[f"{t}_row_stride"])
+                p.s_add_u32(dst, dst, s["tmp"])
+
+        def rsrc(r, ptr_lo, ptr_hi, off, ext, shift=0):
+            if shift:
+                p.s_lshl_b32(off, off, shift)
+            p.s_add_u32(r[0], ptr_lo, off)
+            p.s_addc_u32(r[1], ptr_hi, 0)
+            p.s_and_b32(r[1], r[1], "0xffff", comment="base[47:32], stride 0")
+            p.s_mov_b32(r[2], ext)
+            p.s_mov_b32(r[3], hex(BUF_DWORD3))
+
+        off, ext = p.sreg("s_off"), p.sreg("s_ext")
+        p.comment("Q: this tile's rows of (batch, head)")
+        base_off(off, "q", head, s["row0"])
+        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
+        p.s_sub_u32(ext, ext, 1)
+        p.s_mul_i32(ext, ext, a["q_row_stride"])
+        p.s_add_u32(ext, ext, self.cfg.d)
+        rsrc(self.rs["q"], a["q"][0], a["q"][1], off, ext)
+        p.comment("out (bf16): this tile's rows; stores run under EXEC = rows < seqlen_q as well")
+        base_off(off, "out", head, s["row0"])
+        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
+        p.s_sub_u32(ext, ext, 1)
+        p.s_mul_i32(ext, ext, a["out_row_stride"])
+        p.s_add_u32(ext, ext, self.cfg.dv)
+        p.s_lshl_b32(ext, ext, 1)
+        rsrc(self.rs["out"], a["out"][0], a["out"][1], off, ext, shift=1)
+        p.comment("lse: ((b H + h) seqlen_q + row0) floats")
+        p.s_mul_i32(off, batch, a["num_heads"])
+        p.s_add_u32(off, off, head)
+        p.s_mul_i32(off, off, a["seqlen_q"])
+        p.s_add_u32(off, off, s["row0"])
+        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
+        p.s_lshl_b32(ext, ext, 2)
+        rsrc(self.rs["lse"], a["lse"][0], a["lse"][1], off, ext, shift=2)
+        p.comment("K, V: (batch, K/V head) base pointers and extents; the V# is rebuilt per key block")
+        for t, e in (("k", s["kext"]), ("v", s["vext"])):
+            base_off(off, t, s["hk"], None)
+            p.s_add_u32(self.ptr[t][0], a[t][0], off)
+            p.s_addc_u32(self.ptr[t][1], a[t][1], 0)
+            p.s_sub_u32(e, a["seqlen_k"], 1)
+            p.s_mul_i32(e, e, a[f"{t}_row_stride"])
+            p.s_add_u32(e, e, self.cfg.d if t == "k" else self.cfg.dv)
+        p.comment("visible keys: n_i = clamp(row0 + i + row_base, 0, seqlen_k)")
+        p.s_add_u32(s["tmp"], a["seqlen_k"], 1)
+        p.s_sub_u32(s["tmp"], s["tmp"], a["seqlen_q"])
+        p.s_cmp_lg_u32(a["causal"], 0)
+        p.s_cselect_b32(s["row_base"], s["tmp"], a["seqlen_k"], comment="causal: seqlen_k - seqlen_q + 1")
+        p.s_add_i32(s["row_base"], s["row_base"], s["row0"], comment="row0 + row_base")
+        p.s_max_i32(s["n_first"], s["row_base"], 0)
+        p.s_min_i32(s["n_first"], s["n_first"], a["seqlen_k"], comment="n of the tile's first row")
+        p.s_sub_u32(s["tmp"], a["seqlen_q"], s["row0"])
+        p.s_min_u32(s["tmp"], s["tmp"], self.cfg.m)
+        p.s_sub_u32(s["tmp"], s["tmp"], 1, comment="last valid row of the tile - row0")
+        p.s_add_i32(s["n_last"], s["row_base"], s["tmp"])
+        p.s_max_i32(s["n_last"], s["n_last"], 0)
+        p.s_min_i32(s["n_last"], s["n_last"], a["seqlen_k"], comment="n of the tile's last valid row")
+        p.s_lshr_b32(s["nfull"], s["n_first"], 6, comment="blocks every row sees entirely")
+        p.s_add_u32(s["nblk"], s["n_last"], 63)
+        p.s_lshr_b32(s["nblk"], s["nblk"], 6, comment="blocks any valid row sees")
+
+        p.comment("lane decomposition: i = l % 32, h = l / 32")
+        v = self.v = {}
+        for x in ("i", "h", "nvis", "rel", "tmp", "qoff", "koff0", "koff1", "vbase", "vt_w", "vt_r", "sk"):
+            v[x] = p.vreg(f"{x}")
+        p.v_and_b32_e32(v["i"], 31, lane)
+        p.v_lshrrev_b32_e32(v["h"], 5, lane)
+        p.v_mov_b32_e32(v["sk"], a["seqlen_k"])
+        p.v_add_u32_e32(v["nvis"], s["row_base"], v["i"])
+        p.op("v_med3_i32", v["nvis"], v["nvis"], 0, v["sk"], comment="n_i")
+        p.v_lshlrev_b32_e32(v["tmp"], 2, v["h"])
+        p.v_sub_u32_e32(v["rel"], v["nvis"], v["tmp"], comment="n_i - 4h")
+        p.v_lshlrev_b32_e32(v["tmp"], 4, v["h"], comment="16 h")
+        p.v_mul_lo_u32(v["qoff"], v["i"], a["q_row_stride"])
+        p.v_add_u32_e32(v["qoff"], v["qoff"], v["tmp"], comment="Q: i * q_row_stride + 16 h")
+        p.v_mul_lo_u32(v["koff0"], v["i"], a["k_row_stride"])
+        p.v_add_u32_e32(v["koff0"], v["koff0"], v["tmp"], comment="K: i * k_row_stride + 16 h")
+        p.s_lshl_b32(s["tmp"], a["k_row_stride"], 5)
+        p.v_add_u32_e32(v["koff1"], s["tmp"], v["koff0"], comment="K: (32 + i) * k_row_stride + 16 h")
+        p.v_lshl_add_u32(v["vt_r"], v["i"], 6, v["tmp"], comment="LDS Vᵀ read: dim i * 64 + 16 h")
+        p.v_lshlrev_b32_e32(v["tmp"], 2, v["h"])
+        p.v_lshl_add_u32(v["vt_w"], v["i"], 8, v["tmp"], comment="LDS Vᵀ write: dim 4i * 64 + 4 h")
+        p.v_mul_lo_u32(v["vbase"], v["tmp"], a["v_row_stride"])
+        p.v_lshl_add_u32(v["vbase"], v["i"], 2, v["vbase"], comment="V: 4h * v_row_stride + 4 i")
+        self.vstep = [p.sreg(f"v_key_off{j}") for j in range(1, 32)]
+        for j in range(1, 32):
+            p.s_mul_i32(self.vstep[j - 1], a["v_row_stride"], 8 * (j // 4) + j % 4,
+                        comment=f"key 8 g + r = {8 * (j // 4) + j % 4}")
+        self.vstep = [None] + self.vstep
+        p.comment("Q (the B operand of Sᵀ = K Qᵀ): 2 K-steps x 2 halves")
+        self.qb = [p.vreg(f"q{st}", 8) for st in range(2)]
+        for st in range(2):
+            for half in range(2):
+                p.buffer_load_dwordx4(self.qb[st][4 * half:4 * half + 4], v["qoff"], self.rs["q"], 0, offen=True,
+                                      offset=64 * st + 32 * half)
+        c = self.c = {}
+        for x, val in (("one", 127), ("scale_v", SCALE_V_E8M0), ("maxc", MAX_CODE), ("maxf", f"{MAX_CODE}.0"),
+                       ("nanc", "0x7f"), ("lim", "255.0"), ("ninf", "0xff800000"), ("qnan", "0x7fc00000"),
+                       ("kbmax", KB_E8M0_MAX), ("big_byte", 254 - SCALE_V_E8M0), ("vis_code", "0x38"),
+                       ("lse_rest", _hexf(lse_rest())), ("eight", "0x41000000")):
+            c[x] = p.vreg(f"c_{x}")
+            p.v_mov_b32_e32(c[x], val)
+        self.sel = {x: p.sreg(f"perm_sel_{x}") for x in ("5010400", "7030602", "5040100", "7060302")}
+        for x, r in self.sel.items():
+            p.s_mov_b32(r, "0x" + x, comment="v_perm_b32 byte selector (VOP3: no literal)")
+        st = self.st = {}
+        st["m"], st["l"], st["l2"] = p.vreg("m"), p.vreg("l"), p.vreg("l2")
+        p.v_mov_b32_e32(st["m"], "0xff800000", comment="m = -inf")
+        p.v_mov_b32_e32(st["l"], 0)
+        p.v_mov_b32_e32(st["l2"], 0)
+        self.acc = [p.vreg(f"acc{et}", 16) for et in range(4)]
+        for et in range(4):
+            for r in range(16):
+                p.v_mov_b32_e32(self.acc[et][r], 0)
+        self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan")}
+        p.s_mov_b32(s["blk"], 0)
+
+    # ------------------------------------------------------------------------------------------- block step
+    def block(self, masked: bool):
+        """One 64-key block (index in s_blk; K/V pointers at its first key)."""
+        p, a, s, v, c, st, sm = self.p, self.a, self.s, self.v, self.c, self.st, self.sm
+        tag = "m" if masked else "f"
+        rk, rv = p.sreg(f"rsrc_k_{tag}", 4), p.sreg(f"rsrc_v_{tag}", 4)
+        for r, t, e in ((rk, "k", s["kext"]), (rv, "v", s["vext"])):
+            p.s_mov_b32(r[0], self.ptr[t][0])
+            p.s_and_b32(r[1], self.ptr[t][1], "0xffff")
+            p.s_mov_b32(r[2], e)
+            p.s_mov_b32(r[3], hex(BUF_DWORD3))
+        p.comment("K tiles (A operand of Sᵀ): keys 32 kt + i of the block")
+        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(2)] for kt in range(2)]
+        for kt in range(2):
+            for x in range(2):
+                for half in range(2):
+                    p.buffer_load_dwordx4(ka[kt][x][4 * half:4 * half + 4], v["koff0"] if kt == 0 else v["koff1"],
+                                          rk, 0, offen=True, offset=64 * x + 32 * half)
+        p.comment("V: lane loads keys 4h + 8g + r (r < 4), dims 4i..4i+3 (key-major dwords)")
+        vraw = [p.vreg(f"vraw_{tag}{g}", 4) for g in range(8)]
+        for g in range(8):
+            for r in range(4):
+                j = 4 * g + r
+                if j == 0:
+                    vo = v["vbase"]
+                else:
+                    vo = p.vreg(f"voff_{tag}{j}")
+                    p.v_add_u32_e32(vo, self.vstep[j], v["vbase"])
+                p.buffer_load_dword(vraw[g][r], vo, rv, 0, offen=True)
+        p.comment("Sᵀ = K Qᵀ")
+        sT = [p.vreg(f"s_{tag}{kt}", 16) for kt in range(2)]
+        for kt in range(2):
+            for x in range(2):
+                p.mfma_scale_f32_32x32x64_fp8(sT[kt], ka[kt][x], self.qb[x], 0 if x == 0 else sT[kt], c["one"],
+                                              c["one"], comment=f"keys {32 * kt}.., dims {64 * x}..")
+        if masked:
+            relb = p.vreg(f"rel_{tag}")
+            p.v_subrev_u32_e32(relb, s["j0"], v["rel"], comment="n_i - 4h - j0")
+        p.comment("t = S c" + ("; masked keys -inf" if masked else ""))
+        for kt in range(2):
+            for r in range(16):
+                p.v_mul_f32_e32(sT[kt][r], a["scale_log2"], sT[kt][r])
+                if masked:
+                    p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
+                    p.v_cndmask_b32_e64(sT[kt][r], sT[kt][r], c["ninf"], sm["masked"])
+        mx, xa, xb = p.vreg(f"m_lane_{tag}"), p.vreg(f"swap_a_{tag}"), p.vreg(f"swap_b_{tag}")
+        regs = [sT[kt][r] for kt in range(2) for r in range(16)]
+        p.v_mov_b32_e32(mx, "0xff800000", comment="-inf: a NaN logit never becomes the max")
+        for j in range(0, len(regs), 2):
+            p.v_max3_f32(mx, mx, regs[j], regs[j + 1])
+        p.v_mov_b32_e32(xa, mx)
+        p.v_mov_b32_e32(xb, mx)
+        p.op("v_permlane32_swap_b32", xa, xb)
+        mblk, mnew, neg, kbv, c0, alpha = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "m_new", "neg", "kb", "c0",
+                                                                           "alpha"))
+        p.v_max3_f32(mblk, mx, xa, xb)
+        p.v_max_f32_e32(mnew, st["m"], mblk)
+        p.v_sub_f32_e32(alpha, st["m"], mnew)
+        p.v_exp_f32_e32(alpha, alpha, comment="alpha = exp2(m - m_new)")
+        p.v_sub_f32_e32(neg, mnew, mblk)
+        p.v_min_f32_e32(neg, c["lim"], neg)
+        p.v_cvt_u32_f32_e32(kbv, neg, comment="kb = (int)min(m_new - m_blk, 255); NaN -> 0")
+        p.v_lshl_add_u32(c0, kbv, 3, c["maxc"])
+        p.v_cvt_f32_u32_e32(c0, c0, comment="8 kb + 121")
+        sb = p.vreg(f"scale_p_{tag}")
+        p.v_sub_u32_e32(sb, 127, kbv)
+        p.v_cmp_gt_u32_e64(sm["kb_big"], kbv, c["kbmax"])
+        p.v_cndmask_b32_e64(sb, sb, c["big_byte"], sm["kb_big"], comment="E8M0 byte of P: 127 - kb or unit")
+        # e_blk = exp2(m_blk - m_new + (kb + 8)) and P_top for the corrected LSE
+        eblk, ptop, y = p.vreg(f"e_blk_{tag}"), p.vreg(f"p_top_{tag}"), p.vreg(f"y_{tag}")
+        p.v_add_u32_e32(eblk, TOP_EXPONENT, kbv)
+        p.v_cvt_f32_u32_e32(eblk, eblk)
+        p.v_sub_f32_e32(y, mblk, mnew, comment="dmax")
+        p.v_add_f32_e32(eblk, y, eblk)
+        p.v_exp_f32_e32(eblk, eblk, comment="e_blk = exp2(dmax + kb + 8)")
+        code = p.vreg(f"code_{tag}")
+
+        def lean_p(dst, t):
+            p.v_sub_f32_e32(y, t, mnew)
+            p.v_fma_f32(y, y, c["eight"], c0)
+            p.v_cmp_u_f32_e64(sm["isnan"], y, y)
+            p.v_med3_f32(y, y, 0, c["maxf"])
+            p.v_rndne_f32_e32(y, y)
+            p.v_cvt_u32_f32_e32(dst, y)
+            p.v_cndmask_b32_e64(dst, dst, c["nanc"], sm["isnan"])
+
+        lean_p(code, mblk)
+        p.v_cvt_f32_fp8_e32(ptop, code, comment="P_top: the value of the block max's code")
+        p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order; the exact row sum")
+        pa = p.vreg(f"p_{tag}", 8)
+        va_ = p.vreg(f"vis_{tag}", 8) if masked else None
+        lsum, pval = p.vreg(f"l_lane_{tag}"), p.vreg(f"pval_{tag}")
+        vbyte = p.vreg(f"visb_{tag}") if masked else None
+        p.v_mov_b32_e32(lsum, 0)
+        slot = {0: 0, 1: 2, 2: 1, 3: 3}
+        for kt in range(2):
+            for r in range(16):
+                lean_p(code, sT[kt][r])
+                if masked:
+                    p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
+                    p.v_cndmask_b32_e64(code, code, 0, sm["masked"], comment="masked key: code 0")
+                    p.v_cndmask_b32_e64(vbyte, c["vis_code"], 0, sm["masked"])
+                p.v_cvt_f32_fp8_e32(pval, code)
+                p.v_add_f32_e32(lsum, lsum, pval, comment="exact: multiples of 2^-9 below 2^15")
+                pairs = [(pa[4 * kt + slot[r // 4]], code)]
+                if masked:
+                    pairs.append((va_[4 * kt + slot[r // 4]], vbyte))
+                for dst, src in pairs:
+                    if r % 4 == 0:
+                        p.v_mov_b32_e32(dst, src)
+                    else:
+                        p.v_lshl_or_b32(dst, src, 8 * (r % 4), dst)
+            for reg in ([pa, va_] if masked else [pa]):
+                p.op("v_permlane32_swap_b32", reg[4 * kt + 0], reg[4 * kt + 1], comment="keys 4-7 <-> 16-19")
+                p.op("v_permlane32_swap_b32", reg[4 * kt + 2], reg[4 * kt + 3], comment="keys 12-15 <-> 24-27")
+        la, lb = p.vreg(f"lswap_a_{tag}"), p.vreg(f"lswap_b_{tag}")
+        p.v_mov_b32_e32(la, lsum)
+        p.v_mov_b32_e32(lb, lsum)
+        p.op("v_permlane32_swap_b32", la, lb)
+        lblk = p.vreg(f"l_blk_{tag}")
+        p.v_add_f32_e32(lblk, la, lb, comment="l_blk (exact)")
+        nexp, sblk = p.vreg(f"nexp_{tag}"), p.vreg(f"s_blk_{tag}")
+        p.v_add_u32_e32(nexp, TOP_EXPONENT, kbv)
+        p.v_sub_u32_e32(nexp, 0, nexp)
+        p.v_ldexp_f32(sblk, 1.0, nexp, comment="s_blk = 2^-(kb + 8)")
+        p.comment("Vᵀ to LDS: 4x4 byte transposes (v_perm_b32), dims-major rows of 64 keys")
+        tr = [p.vreg(f"tr_{tag}{x}") for x in range(4)]
+        col = p.vreg(f"col_{tag}")
+        if masked:
+            bits, low, t2, t3, ind = (p.vreg(f"{x}_{tag}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3",
+                                                                        "nanind"))
+            vind = [p.vreg(f"vind_{tag}{g}", 4) for g in range(8)]
+
+        def transpose_store(rows, lds_off, g):
+            for x, (hi, lo, sel) in enumerate(((rows[1], rows[0], self.sel["5010400"]), (rows[1], rows[0], self.sel["7030602"]),
+                                               (rows[3], rows[2], self.sel["5010400"]), (rows[3], rows[2], self.sel["7030602"]))):
+                p.v_perm_b32(tr[x], hi, lo, sel)
+            for d, (hi, lo, sel) in enumerate(((tr[2], tr[0], self.sel["5040100"]), (tr[2], tr[0], self.sel["7060302"]),
+                                               (tr[3], tr[1], self.sel["5040100"]), (tr[3], tr[1], self.sel["7060302"]))):
+                p.v_perm_b32(col, hi, lo, sel)
+                p.ds_write_b32(v["vt_w"], col, offset=lds_off + 64 * d + 8 * g)
+
+        for g in range(8):
+            if masked:
+                for r in range(4):
+                    x = vraw[g][r]
+                    p.v_and_b32_e32(bits, "0x7f7f7f7f", x)
+                    p.v_add_u32_e32(bits, "0x1010101", bits, comment="byte 0x7f -> 0x80, no carries")
+                    p.v_and_b32_e32(bits, "0x80808080", bits, comment="0x80 per NaN byte")
+                    p.v_lshrrev_b32_e32(t2, 2, bits)
+                    p.v_lshrrev_b32_e32(t3, 3, bits)
+                    p.v_lshrrev_b32_e32(low, 4, bits)
+                    p.v_or3_b32(vind[g][r], t2, t3, low, comment="indicator code 0x38 (1.0) per NaN byte")
+                    p.v_lshrrev_b32_e32(low, 7, bits)
+                    p.v_sub_u32_e32(low, bits, low, comment="0x7f per NaN byte")
+                    p.v_or_b32_e32(bits, bits, low, comment="0xff per NaN byte")
+                    p.op("v_bfi_b32", x, bits, 0, x, comment="NaN bytes -> 0")
+                transpose_store(vind[g], V_LDS_BYTES, g)
+            transpose_store(vraw[g], 0, g)
+        p.comment("Vᵀ A operands from LDS; (P V)ᵀ = Vᵀ Pᵀ with s_blk in the E8M0 operands")
+        pv = p.vreg(f"pv_{tag}", 16)
+        cnt = p.vreg(f"nan_count_{tag}", 16) if masked else None
+        if masked:
+            p.v_cmp_gt_i32_e64(sm["skip"], v["nvis"], s["j0"], comment="rows that see a key of the block")
+        for et in range(4):
+            vb = p.vreg(f"vt_{tag}{et}", 8)
+            for half in range(2):
+                p.ds_read_b128(vb[4 * half:4 * half + 4], v["vt_r"], offset=2048 * et + 32 * half)
+            p.mfma_scale_f32_32x32x64_fp8(pv, vb, pa, 0, c["scale_v"], sb, comment=f"(P V)ᵀ s_blk, dims {32 * et}..")
+            if masked:
+                vn = p.vreg(f"vn_{tag}{et}", 8)
+                for half in range(2):
+                    p.ds_read_b128(vn[4 * half:4 * half + 4], v["vt_r"],
+                                   offset=V_LDS_BYTES + 2048 * et + 32 * half)
+                p.mfma_scale_f32_32x32x64_fp8(cnt, vn, va_, 0, c["one"], c["one"], comment="visible NaN V codes")
+            p.op("s_and_saveexec_b64", sm["saved_exec"], sm["kb_big"])
+            for r in range(16):
+                p.v_mul_f32_e32(pv[r], pv[r], sblk)
+            p.op("s_mov_b64", "exec", sm["saved_exec"])
+            if masked:
+                for r in range(16):
+                    p.v_cmp_gt_f32_e64(sm["has_nan"], cnt[r], 0)
+                    p.v_cndmask_b32_e64(pv[r], pv[r], c["qnan"], sm["has_nan"])
+                p.op("s_and_saveexec_b64", sm["saved_exec"], sm["skip"])
+            for r in range(16):
+                p.v_fma_f32(self.acc[et][r], self.acc[et][r], alpha, pv[r])
+            if masked:
+                p.op("s_mov_b64", "exec", sm["saved_exec"])
+        p.comment("row state: l, l2 (corrected LSE), m" + (" (rows that see a key of the block)" if masked else ""))
+        lt = p.vreg(f"l_term_{tag}")
+        p.v_sub_f32_e32(lt, lblk, ptop)
+        p.v_mul_f32_e32(lt, lt, c["lse_rest"])
+        p.v_add_f32_e32(lt, lt, eblk)
+        p.v_mul_f32_e32(lt, lt, sblk)
+        p.v_mul_f32_e32(lblk, lblk, sblk)
+        if masked:
+            p.op("s_and_saveexec_b64", sm["saved_exec"], sm["skip"])
+        p.v_fma_f32(st["l"], st["l"], alpha, lblk)
+        p.v_fma_f32(st["l2"], st["l2"], alpha, lt)
+        p.v_mov_b32_e32(st["m"], mnew)
+        if masked:
+            p.op("s_mov_b64", "exec", sm["saved_exec"])
+        p.comment("next block: K/V pointers and extents move by 64 keys")
+        for t, e in (("k", s["kext"]), ("v", s["vext"])):
+            p.s_lshl_b32(s["tmp"], a[f"{t}_row_stride"], 6)
+            p.s_add_u32(self.ptr[t][0], self.ptr[t][0], s["tmp"])
+            p.s_addc_u32(self.ptr[t][1], self.ptr[t][1], 0)
+            p.s_sub_u32(e, e, s["tmp"])
+            p.s_cselect_b32(e, 0, e, comment="extent left, 0 when past seqlen_k")
+        if masked:
+            p.s_add_u32(s["j0"], s["j0"], 64)
+
+    # ----------------------------------------------------------------------------------------------- epilogue
+    def epilogue(self):
+        p, a, s, v, c, st, sm = self.p, self.a, self.s, self.v, self.c, self.st, self.sm
+        p.label(".Lepilogue")
+        p.comment("out = (acc / l) v_descale (IEEE division), bf16; rows that see no key: 0")
+        dsc, nden, rcp, e1, qq, num, res = (p.vreg(f"div_{x}") for x in ("den", "nden", "rcp", "err", "q", "num",
+                                                                          "res"))
+        dead = sm["skip"]
+        p.v_cmp_eq_u32_e64(dead, v["nvis"], 0)
+        packed = [p.vreg(f"out_pk{et}", 8) for et in range(4)]
+        for et in range(4):
+            for r in range(16):
+                x = self.acc[et][r]
+                p.op("v_div_scale_f32", dsc, "vcc", st["l"], st["l"], x)
+                p.op("v_div_scale_f32", num, "vcc", x, st["l"], x)
+                p.v_rcp_f32_e32(rcp, dsc)
+                p.v_xor_b32_e32(nden, "0x80000000", dsc)
+                p.v_fma_f32(e1, nden, rcp, 1.0)
+                p.v_fma_f32(rcp, e1, rcp, rcp)
+                p.v_mul_f32_e32(qq, num, rcp)
+                p.v_fma_f32(e1, nden, qq, num)
+                p.v_fma_f32(qq, e1, rcp, qq)
+                p.v_fma_f32(e1, nden, qq, num)
+                p.op("v_div_fmas_f32", res, e1, rcp, qq)
+                p.op("v_div_fixup_f32", res, res, st["l"], x)
+                p.v_mul_f32_e32(res, a["v_descale"], res)
+                p.v_cndmask_b32_e64(x, res, 0, dead)
+            for q4 in range(4):
+                for pr in range(2):
+                    p.v_cvt_pk_bf16_f32(packed[et][2 * q4 + pr], self.acc[et][4 * q4 + 2 * pr],
+                                        self.acc[et][4 * q4 + 2 * pr + 1])
+        p.comment("stores under EXEC = rows < seqlen_q: dims 32 et + 8 q + 4 h .. + 3 of row i")
+        ooff, rows = p.vreg("out_off"), p.sreg("valid_rows")
+        p.s_sub_u32(rows, a["seqlen_q"], s["row0"])
+        p.v_cmp_lt_u32_e64(sm["masked"], v["i"], rows)
+        p.op("s_and_saveexec_b64", sm["saved_exec"], sm["masked"])
+        p.s_lshl_b32(s["tmp"], a["out_row_stride"], 1)
+        p.v_mul_lo_u32(ooff, v["i"], s["tmp"])
+        p.v_lshl_add_u32(ooff, v["h"], 3, ooff, comment="i * row bytes + 8 h")
+        for et in range(4):
+            for q4 in range(4):
+                p.buffer_store_dwordx2(packed[et][2 * q4:2 * q4 + 2], ooff, self.rs["out"], 0, offen=True,
+                                       offset=2 * (32 * et + 8 * q4))
+        p.comment("lse = (m + log2(l2)) ln 2 (lanes h = 0), when lse is not null")
+        p.s_or_b32(s["tmp"], a["lse"][0], a["lse"][1])
+        p.s_cmp_eq_u32(s["tmp"], 0)
+        p.s_cbranch_scc1(".Lend")
+        lse, loff = p.vreg("lse"), p.vreg("lse_off")
+        p.v_log_f32_e32(lse, st["l2"])
+        p.v_add_f32_e32(lse, st["m"], lse)
+        p.v_mul_f32_e32(lse, _hexf(_f32(LN2_F32)), lse)
+        p.v_cndmask_b32_e64(lse, lse, c["ninf"], dead, comment="no key: -inf")
+        p.v_cmp_eq_u32_e64(sm["masked"], v["h"], 0)
+        p.op("s_and_b64", "exec", "exec", sm["masked"])
+        p.v_lshlrev_b32_e32(loff, 2, v["i"])
+        p.buffer_store_dword(lse, loff, self.rs["lse"], 0, offen=True)
+        p.label(".Lend")
+        p.s_endpgm()
+
+    def build(self) -> KernelSpec:
+        p = self.p
+        self.setup()
+        s = self.s
+        s["j0"] = p.sreg("s_j0")
+        p.comment("full blocks: every row sees all 64 keys")
+        p.s_cmp_eq_u32(s["nfull"], 0)
+        p.s_cbranch_scc1(".Lmasked_start")
+        with p.loop(".Lfull", s["blk"], s["nfull"]):
+            self.block(masked=False)
+        p.label(".Lmasked_start")
+        p.comment("masked blocks: from nfull to nblk")
+        p.s_cmp_ge_u32(s["blk"], s["nblk"])
+        p.s_cbranch_scc1(".Lepilogue")
+        p.s_lshl_b32(s["j0"], s["blk"], 6, comment="first key of the block")
+        with p.loop(".Lmasked", s["blk"], s["nblk"]):
+            self.block(masked=True)
+        self.epilogue()
+        return KernelSpec(self.cfg.name, __doc__.split("\n\n")[0], ARGS, p, workgroup_size=64,
+                          lds_bytes=2 * V_LDS_BYTES, workgroup_ids=3)
+
+
+def build(cfg: Config = Config()) -> KernelSpec:
+    if (cfg.m, cfg.d, cfg.dv) != (32, 128, 128):
+        raise ValueError(f"unsupported FP8 attention config {cfg}")
+    return _Kernel(cfg).build()
