@@ -90,16 +90,13 @@ __device__ __forceinline__ float max_nan(float a, float b) {
   asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
-/// 2^-e exactly for e >= 0 (normal, subnormal or 0), as std::ldexp(1.0f, -e).
-__device__ __forceinline__ float pow2_neg(int e) {
-  if (e <= 126) return __int_as_float((127 - e) << 23);
-  if (e <= 149) return __int_as_float(1 << (149 - e));
-  return 0.0f;
-}
-/// Value of an e4m3fn code in [0, 126] (normal codes: the fp32 bits are code << 20 plus the bias difference).
-__device__ __forceinline__ float e4m3_value(int code) {
-  return code >= 8 ? __int_as_float((code << 20) + 0x3C000000) : static_cast<float>(code) * 0.001953125f;
-}
+/// 2^-e for e in [8, 263] (a block scale 2^-(kb + 8)): exact while normal (e <= 126), else 0. The specification's
+/// subnormal scales (kb 119..141) belong to blocks whose contribution pv * s_blk < 2^23.6 * 2^-127 cannot change
+/// acc or l, which the block that sets the running max makes >= 2^-8 * 256 * ... (l >= 1): the same fp32 results.
+__device__ __forceinline__ float pow2_neg(int e) { return e <= 126 ? __int_as_float((127 - e) << 23) : 0.0f; }
+/// Value of an e4m3fn code in [0, 126]: its bits shifted to fp32's exponent/mantissa position are the value times
+/// 2^-120, subnormal codes included (fp32 subnormals are kept: no flush to zero).
+__device__ __forceinline__ float e4m3_value(int code) { return __int_as_float(code << 20) * 0x1p120f; }
 /// Four bytes (the low byte of each word) -> one word, w0 in byte 0.
 __device__ __forceinline__ std::uint32_t pack4(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
   return __byte_perm(__byte_perm(w0, w1, 0x0040), __byte_perm(w2, w3, 0x0040), 0x5410);
@@ -363,21 +360,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       // The previous block's fold factors (row r): alpha, s_blk, and for the corrected LSE P_top and e_blk.
       float f_alpha[2] = {1.0f, 1.0f}, f_scale[2] = {0.0f, 0.0f}, f_ptop[2] = {0.0f, 0.0f}, f_eblk[2] = {0.0f, 0.0f};
 
+      // Descriptors: computed once; a k32 step or a stage moves the start address field (bytes / 16) by a constant
+      // (CUTLASS advances GMMA descriptors the same way).
+      const std::uint64_t q_desc = smem_desc_sw128(q_base, 16, 1024), k_desc = smem_desc_sw128(sK, 16, 1024);
+      const std::uint64_t vt_desc = smem_desc_sw64(sVt, 512);
       auto issue_s = [&](int stage) {
-        const std::uint32_t k_base = sK + stage * Cfg::kKBytes;
+        const std::uint64_t kd = k_desc + static_cast<std::uint64_t>(stage * (Cfg::kKBytes / 16));
 #pragma unroll
         for (int kb = 0; kb < DQK / 32; ++kb) {
-          const std::uint32_t qa = q_base + (kb / 4) * (128 * 128) + (kb % 4) * 32;
-          const std::uint32_t ka = k_base + (kb / 4) * (64 * 128) + (kb % 4) * 32;
-          WgmmaSSFp8<64>::mma(s, smem_desc_sw128(qa, 16, 1024), smem_desc_sw128(ka, 16, 1024), kb > 0 ? 1 : 0);
+          const int q_off = ((kb / 4) * (128 * 128) + (kb % 4) * 32) / 16,
+                    k_off = ((kb / 4) * (64 * 128) + (kb % 4) * 32) / 16;
+          WgmmaSSFp8<64>::mma(s, q_desc + q_off, kd + k_off, kb > 0 ? 1 : 0);
         }
       };
       auto issue_pv = [&](int stage) {
-        const std::uint32_t vt = sVt + stage * Cfg::kVtBytes;
+        const std::uint64_t vd = vt_desc + static_cast<std::uint64_t>(stage * (Cfg::kVtBytes / 16));
 #pragma unroll
         for (int kb = 0; kb < 2; ++kb) {
           const std::uint32_t frag[4] = {p[4 * kb], p[4 * kb + 1], p[4 * kb + 2], p[4 * kb + 3]};
-          WgmmaRSFp8<kPvN>::mma(pv, frag, smem_desc_sw64(vt + 32 * kb, 512), kb > 0 ? 1 : 0);
+          WgmmaRSFp8<kPvN>::mma(pv, frag, vd + 2 * kb, kb > 0 ? 1 : 0);
         }
       };
       // Keys past the row's last visible key (causal) or past seqlen_k: S = -inf.
@@ -419,7 +420,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           const float m_new = fmaxf(m[r], m_blk);
           const bool none = m_new == -__builtin_huge_valf();  // the row has seen no key yet: codes 0, nothing folds
           const float neg_dmax = m_new - m_blk;               // -(m_blk - m_new) >= 0, +inf for a masked block
-          const int kb = neg_dmax >= 255.0f ? 255 : neg_dmax >= 0.0f ? static_cast<int>(neg_dmax) : 0;
+          // (int)min(-dmax, 255), 0 for NaN (no key yet): fmaxf maps NaN to 0
+          const int kb = static_cast<int>(fminf(fmaxf(neg_dmax, 0.0f), 255.0f));
           mu[r] = none ? 0.0f : m_new;
           n_alpha[r] = none ? 1.0f : arch::sm90::exp2(m[r] - m_new);
           n_scale[r] = none ? 0.0f : detail::pow2_neg(kb + kTopExponent);
@@ -428,7 +430,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
             kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
             // The corrected LSE: the top key's Lean P value and its exact exponential (once per row and block).
             const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
-            const int top_code = y_top > 0.0f ? __float2int_rn(y_top) : 0;
+            const int top_code = __float2int_rn(fmaxf(y_top, 0.0f));  // y_top <= 121
             n_ptop[r] = none ? 0.0f : detail::e4m3_value(top_code);
             n_eblk[r] = none ? 0.0f : arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
           } else {
@@ -470,13 +472,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       // acc = fma(acc, alpha, pv * s_blk) of the previous block (column DV carries l); the corrected LSE's l2.
       auto fold = [&]() {
         const bool unit = __all_sync(0xffffffffu, f_alpha[0] == 1.0f && f_alpha[1] == 1.0f);
+        // Registers DV/2 + 1 and + 3 hold columns DV + 1 + 2q: zero columns of V^T, never read.
         if (unit) {
 #pragma unroll
-          for (int i = 0; i < kPvRegs; ++i) acc[i] = fmaf(pv[i], f_scale[(i / 2) % 2], acc[i]);
+          for (int i = 0; i < kPvRegs; ++i)
+            if (i < DV / 2 || i % 2 == 0) acc[i] = fmaf(pv[i], f_scale[(i / 2) % 2], acc[i]);
         } else {
 #pragma unroll
           for (int i = 0; i < kPvRegs; ++i)
-            acc[i] = fmaf(acc[i], f_alpha[(i / 2) % 2], __fmul_rn(pv[i], f_scale[(i / 2) % 2]));
+            if (i < DV / 2 || i % 2 == 0)
+              acc[i] = fmaf(acc[i], f_alpha[(i / 2) % 2], __fmul_rn(pv[i], f_scale[(i / 2) % 2]));
         }
         if constexpr (kLean) {
 #pragma unroll
