@@ -2,8 +2,7 @@
 //
 // Compiled only when a GPU platform is compiling (nvcc, or HIP clang for gfx950/gfx942); zyfa.hpp includes it
 // then. BF16 -> the templated kernels (bf16/dispatch.hpp: the built-in head dims of head_dims.hpp, dispatched at
-// run time); FP8 -> fp8/dispatch.hpp (generated gfx950 kernels, the sm_90a kernel; `unsupported` until they
-// exist). Any other BF16 head-dim pair is one template instantiation away (examples/custom_head_dim).
+// run time); FP8 -> fp8/dispatch.hpp (the sm_90a kernel on NVIDIA, the generated kernels on gfx950). Any other BF16 head-dim pair is one template instantiation away (examples/custom_head_dim).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,8 +28,9 @@ namespace zyfa {
 /// GQA/MQA: num_heads % num_heads_k == 0. Asynchronous on `stream`; uses no workspace.
 /// Errors (returned, never thrown): everything make_params rejects (invalid_argument naming the argument,
 /// including out overlapping q/k/v or itself and softmax_lse overlapping out/q/k/v);
-/// StatusCode::unsupported for FP8 inputs (no FP8 kernel in this build: fp8/dispatch.hpp names what is missing),
-/// a head-dim pair that is not built in (head_dims.hpp), or a grid over 2^31-1 blocks; StatusCode::runtime_error when
+/// StatusCode::unsupported for FP8 inputs without a kernel here (fp8/dispatch.hpp: sm_90a (128, 128) and (192, 128),
+/// gfx950 (128, 128); the message names the argument), a head-dim pair that is not built in (head_dims.hpp), or a
+/// grid over 2^31-1 blocks; StatusCode::runtime_error when
 /// the launch fails. NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
 /// (|q.k * softmax_scale| > ~3e38), make the rows they reach NaN (out and lse), as the host backend does
 /// (tests/gpu/test_flash_attn.cu "small: NaN inputs give NaN rows", run on the H200).
