@@ -2,7 +2,8 @@
 //
 // Compiled only when a GPU platform is compiling (nvcc, or HIP clang for gfx950/gfx942); zyfa.hpp includes it
 // then. BF16 -> the templated kernels (bf16/dispatch.hpp: the built-in head dims of head_dims.hpp, dispatched at
-// run time); FP8 -> fp8/dispatch.hpp (the sm_90a kernel on NVIDIA, the generated kernels on gfx950). Any other BF16 head-dim pair is one template instantiation away (examples/custom_head_dim).
+// run time); FP8 -> fp8/dispatch.hpp (the sm_90a kernel on NVIDIA, the generated kernels on gfx950). Any other BF16
+// head-dim pair is one template instantiation away (examples/custom_head_dim).
 #pragma once
 #include <cstdint>
 #include <string>
