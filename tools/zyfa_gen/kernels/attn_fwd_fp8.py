@@ -1,10 +1,12 @@
-"""zyfa_fp8_fwd_d128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128) on gfx950, the zyfa recipe.
+"""zyfa_fp8_fwd_d128_m32 and zyfa_fp8_fwd_d192_dv128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128)
+and (192, 128) (MLA) on gfx950, the zyfa recipe.
 
 One workgroup = one wave64 = 32 query rows of one (batch, query head); grid (ceil(seqlen_q / 32), num_heads,
 batch). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
 softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the corrected LSE):
 
-  Sᵀ = K Qᵀ           2 x 2 v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales): lane l holds query i = l % 32,
+  Sᵀ = K Qᵀ           2 x (d / 64) v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales; d = head_dim_qk = 128 or 192,
+                      one MFMA per 64 head dims, chained through SrcC): lane l holds query i = l % 32,
                       register r of key tile kt holds key 32 kt + 8 (r / 4) + 4 h + r % 4 (h = l / 32)
   t = S c             c = scale_log2 (AttentionParams::scale_softmax_log2); masked keys -inf
   m_blk, m_new        in-lane v_max3 from -inf (NaN never becomes the max) + v_permlane32_swap_b32
@@ -75,23 +77,28 @@ def _hexf(x: float) -> str:
     return hex(struct.unpack("<I", struct.pack("<f", x))[0])
 
 
-ARGS = [
-    Arg("q", "ptr", "const std::uint8_t*", "Q [batch, seqlen_q, num_heads, 128] e4m3fn", const=True),
-    Arg("k", "ptr", "const std::uint8_t*", "K [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
-    Arg("v", "ptr", "const std::uint8_t*", "V [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
-    Arg("out", "ptr", "std::uint16_t*", "out [batch, seqlen_q, num_heads, 128] bf16"),
-    Arg("lse", "ptr", "float*", "softmax_lse [batch, num_heads, seqlen_q] fp32 (natural log), or null"),
-    *[Arg(f"{t}_{d}_stride", "u32", "std::uint32_t", f"{t} stride of the {d} dim in elements")
-      for t in ("q", "k", "v", "out") for d in ("batch", "row", "head")],
-    Arg("seqlen_q", "u32", "std::uint32_t", "query rows per sequence, >= 1"),
-    Arg("seqlen_k", "u32", "std::uint32_t", "keys per sequence, >= 1"),
-    Arg("num_heads", "u32", "std::uint32_t", "query heads (the lse head dim)"),
-    Arg("group_magic", "u32", "std::uint32_t", "floor(2^32 / group) + 1 for group = num_heads / num_heads_k "
-        ">= 2 (the K/V head of query head h is mul_hi(h, group_magic), exact for h * group < 2^32), 0 for group 1"),
-    Arg("causal", "u32", "std::uint32_t", "1: bottom-right causal mask, 0: none"),
-    Arg("scale_log2", "f32", "float", "AttentionParams::scale_softmax_log2 (q_descale k_descale scale log2 e)"),
-    Arg("v_descale", "f32", "float", "V's per-tensor descale"),
-]
+def args(d: int = 128, dv: int = 128) -> list:
+    """The kernel arguments (one layout for every head-dim pair; the descriptions name the pair)."""
+    return [
+        Arg("q", "ptr", "const std::uint8_t*", f"Q [batch, seqlen_q, num_heads, {d}] e4m3fn", const=True),
+        Arg("k", "ptr", "const std::uint8_t*", f"K [batch, seqlen_k, num_heads_k, {d}] e4m3fn", const=True),
+        Arg("v", "ptr", "const std::uint8_t*", f"V [batch, seqlen_k, num_heads_k, {dv}] e4m3fn", const=True),
+        Arg("out", "ptr", "std::uint16_t*", f"out [batch, seqlen_q, num_heads, {dv}] bf16"),
+        Arg("lse", "ptr", "float*", "softmax_lse [batch, num_heads, seqlen_q] fp32 (natural log), or null"),
+        *[Arg(f"{t}_{dim}_stride", "u32", "std::uint32_t", f"{t} stride of the {dim} dim in elements")
+          for t in ("q", "k", "v", "out") for dim in ("batch", "row", "head")],
+        Arg("seqlen_q", "u32", "std::uint32_t", "query rows per sequence, >= 1"),
+        Arg("seqlen_k", "u32", "std::uint32_t", "keys per sequence, >= 1"),
+        Arg("num_heads", "u32", "std::uint32_t", "query heads (the lse head dim)"),
+        Arg("group_magic", "u32", "std::uint32_t", "floor(2^32 / group) + 1 for group = num_heads / num_heads_k "
+            ">= 2 (the K/V head of query head h is mul_hi(h, group_magic), exact for h * group < 2^32), 0 for group 1"),
+        Arg("causal", "u32", "std::uint32_t", "1: bottom-right causal mask, 0: none"),
+        Arg("scale_log2", "f32", "float", "AttentionParams::scale_softmax_log2 (q_descale k_descale scale log2 e)"),
+        Arg("v_descale", "f32", "float", "V's per-tensor descale"),
+    ]
+
+
+ARGS = args()
 
 
 def group_magic(group: int) -> int:
@@ -108,16 +115,30 @@ class Config:
 
     @property
     def name(self) -> str:
-        return f"zyfa_fp8_fwd_d{self.d}_m{self.m}"
+        dims = f"d{self.d}" if self.d == self.dv else f"d{self.d}_dv{self.dv}"
+        return f"zyfa_fp8_fwd_{dims}_m{self.m}"
+
+    @property
+    def k_steps(self) -> int:
+        """MFMAs (64 head dims each) per 32-key tile of Sᵀ = K Qᵀ."""
+        return self.d // 64
+
+    @property
+    def description(self) -> str:
+        mla = " (MLA)" if self.d != self.dv else ""
+        return (f"{self.name}: FP8 (e4m3fn) forward attention for head dims ({self.d}, {self.dv}){mla} on gfx950, "
+                "the zyfa recipe.")
 
 
-CONFIGS = [Config()]
+#: the generated configurations: hd128 and MLA (192, 128)
+CONFIGS = [Config(), Config(d=192, dv=128)]
 
 
 class _Kernel:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self.p = Program()
+        self.args = args(cfg.d, cfg.dv)
 
     # ------------------------------------------------------------------------------------------------ setup
     def setup(self):
@@ -126,7 +147,7 @@ class _Kernel:
         tile, head, batch = p.sreg("wg_tile", pin=2), p.sreg("wg_head", pin=3), p.sreg("wg_batch", pin=4)
         lane = p.vreg("lane", pin=0)
         p.comment("kernel arguments (offsets from ARGS)")
-        a = self.a = load_kernargs(p, ARGS, kern)
+        a = self.a = load_kernargs(p, self.args, kern)
         s = {}
         for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk",
                   "kext", "vext"):
@@ -235,9 +256,10 @@ class _Kernel:
             p.s_mul_i32(self.vstep[j - 1], a["v_row_stride"], 8 * (j // 4) + j % 4,
                         comment=f"key 8 g + r = {8 * (j // 4) + j % 4}")
         self.vstep = [None] + self.vstep
-        p.comment("Q (the B operand of Sᵀ = K Qᵀ): 2 K-steps x 2 halves")
-        self.qb = [p.vreg(f"q{st}", 8) for st in range(2)]
-        for st in range(2):
+        ks = self.cfg.k_steps
+        p.comment(f"Q (the B operand of Sᵀ = K Qᵀ): {ks} K-steps x 2 halves")
+        self.qb = [p.vreg(f"q{st}", 8) for st in range(ks)]
+        for st in range(ks):
             for half in range(2):
                 p.buffer_load_dwordx4(self.qb[st][4 * half:4 * half + 4], v["qoff"], self.rs["q"], 0, offen=True,
                                       offset=64 * st + 32 * half)
@@ -275,9 +297,10 @@ class _Kernel:
             p.s_mov_b32(r[2], e)
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
         p.comment("K tiles (A operand of Sᵀ): keys 32 kt + i of the block")
-        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(2)] for kt in range(2)]
+        ks = self.cfg.k_steps
+        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(ks)] for kt in range(2)]
         for kt in range(2):
-            for x in range(2):
+            for x in range(ks):
                 for half in range(2):
                     p.buffer_load_dwordx4(ka[kt][x][4 * half:4 * half + 4], v["koff0"] if kt == 0 else v["koff1"],
                                           rk, 0, offen=True, offset=64 * x + 32 * half)
@@ -295,7 +318,7 @@ class _Kernel:
         p.comment("Sᵀ = K Qᵀ")
         sT = [p.vreg(f"s_{tag}{kt}", 16) for kt in range(2)]
         for kt in range(2):
-            for x in range(2):
+            for x in range(ks):
                 p.mfma_scale_f32_32x32x64_fp8(sT[kt], ka[kt][x], self.qb[x], 0 if x == 0 else sT[kt], c["one"],
                                               c["one"], comment=f"keys {32 * kt}.., dims {64 * x}..")
         if masked:
@@ -552,11 +575,11 @@ class _Kernel:
         with p.loop(".Lmasked", s["blk"], s["nblk"]):
             self.block(masked=True)
         self.epilogue()
-        return KernelSpec(self.cfg.name, __doc__.split("\n\n")[0], ARGS, p, workgroup_size=64,
+        return KernelSpec(self.cfg.name, self.cfg.description, self.args, p, workgroup_size=64,
                           lds_bytes=2 * V_LDS_BYTES, workgroup_ids=3)
 
 
 def build(cfg: Config = Config()) -> KernelSpec:
-    if (cfg.m, cfg.d, cfg.dv) != (32, 128, 128):
+    if (cfg.m, cfg.d, cfg.dv) not in ((32, 128, 128), (32, 192, 128)):
         raise ValueError(f"unsupported FP8 attention config {cfg}")
     return _Kernel(cfg).build()
