@@ -56,6 +56,12 @@ def work_items(quick: bool, dqk: int, dv: int):
     sc = t.special_case(dqk=dqk)
     work.append(("special codes: +-448, subnormal, NaN q/k/v, NaN poison at masked keys", sc, "fp32_seq",
                  "1, 96, 100, 1/1, 0"))
+    sf = t.special_case(causal=False, dqk=dqk)
+    work.append(("special codes, non-causal (full blocks: NaN logits take the per-element path)", sf, "fp32_seq",
+                 "1, 96, 100, 1/1, 0"))
+    wide = fc.random_case("wide", np.random.default_rng(seed("wide")), 1, 100, 300, 2, 1, True, dqk=dqk, dv=dv)
+    wide.scale = 1.0
+    work.append(("wide logits (softmax_scale 1: many codes clamped to 0)", wide, "fp32_seq", "1, 100, 300, 2/1, 0"))
     if not quick:
         long = fc.random_case("v1_32768", np.random.default_rng(9 if dqk == 128 else 19), 1, 32, 32768, 1, 1,
                               False, q_gain=3.0, dqk=dqk, dv=dv)

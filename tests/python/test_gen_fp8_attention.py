@@ -141,3 +141,51 @@ def test_mla_long_keys_v_one_gives_exactly_one():
     assert (got_out == 0x3F80).all()
     want_out, want_lse = fc.run_spec(c)
     assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]
+
+
+@pytest.mark.parametrize("dqk", [128, 192])
+def test_full_blocks_nan_logits_and_far_below_block_max(dqk):
+    """Full blocks (non-causal) that take the rare paths of the full-block loop: a NaN q code (that row's y are
+    NaN: the per-element code path, codes 0x7F), a NaN k code at key 70 (every row: NaN y in block 1), and a
+    block whose logits lie far below the running max (kb > 123: the unit P scale and s_blk by v_mul)."""
+    rng = np.random.default_rng(21)
+    c = fc.random_case("full_rare_paths", rng, 1, 64, 128, 2, 1, False, dqk=dqk)
+    c.q[0, :, 0, :] = 0x38          # head 0: q = 1.0, k = +1 in block 0, -1 in block 1 (t differs by 2 d c)
+    c.k[0, 0:64, 0, :] = 0x38
+    c.k[0, 64:128, 0, :] = 0xB8
+    c.qd = c.kd = 1.0
+    c.scale = 0.4 * 128 / dqk  # t = +-0.4 log2(e) 128 = +-73.9: kb = 147 in block 1, its max code 115 (not 0)
+    c.q[0, 5, 1, 7] = 0x7F          # head 1: a NaN q code in row 5
+    want_out, want_lse = fc.run_spec(c)
+    assert np.isnan(want_out[0, 5, 1]).all() and not np.isnan(want_out[0, 6, 1]).any()
+    got_out, got_lse, _ = fc.run_kernel(c)
+    assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]
+    c2 = fc.random_case("full_nan_key", np.random.default_rng(22), 1, 40, 200, 1, 1, False, dqk=dqk)
+    c2.k[0, 70, 0, 3] = 0xFF
+    want_out, want_lse = fc.run_spec(c2)
+    assert np.isnan(want_out).all()
+    got_out, got_lse, _ = fc.run_kernel(c2)
+    assert fc.compare(c2, got_out, got_lse, want_out, want_lse)["bit_exact"]
+
+
+def test_overflowing_logits():
+    """A softmax scale so large that t = S c overflows to +-inf in full and masked blocks (y = inf - inf is NaN:
+    code 0x7F, as in the specification)."""
+    c = fc.random_case("overflow", np.random.default_rng(23), 1, 40, 150, 1, 1, True)
+    c.qd = c.kd = 1.0
+    c.scale = 2e38  # c = scale log2(e) is still finite; |S| > 1.2 overflows t
+    want_out, want_lse = fc.run_spec(c)
+    assert np.isnan(want_out).all() and np.isnan(want_lse).all()
+    got_out, got_lse, _ = fc.run_kernel(c)
+    assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]
+
+
+@pytest.mark.parametrize("dqk", [128, 192])
+def test_wide_logits_clamp_codes_to_zero(dqk):
+    """softmax_scale 1 instead of 1/sqrt(d): logits spread over tens of binades, so many y fall below 0 and the
+    clamp (full blocks: v_med3_f32 before the MAGIC_ROUND rounding) decides their code."""
+    c = fc.random_case("wide_logits", np.random.default_rng(24), 1, 100, 300, 2, 1, True, dqk=dqk)
+    c.scale = 1.0
+    want_out, want_lse = fc.run_spec(c)
+    got_out, got_lse, _ = fc.run_kernel(c)
+    assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]

@@ -18,8 +18,9 @@ kernel and turns the per-block cycles into whole-problem figures:
   benchmarks' formula, so the masked half of the diagonal blocks is work the kernel does but is not counted.
 
 Not modelled: HBM/L2 bandwidth and contention between SIMDs (VMEM latency is an L2-hit figure), instruction
-fetch, the clock under load, workgroup launch cost, and any branch the model does not follow (conditional
-branches are not taken, so e.g. the kb > 123 path runs in every block).
+fetch, the clock under load and workgroup launch cost. Conditional branches are not taken (the per-element
+path for NaN logits is not modelled), except the skips of rare work (labels ``.Lrare*``: the kb > 123 scaling),
+which are taken: the common case, where no row's block max lies more than 123 binades below its running max.
 """
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ import heapq
 import re
 
 from gfx950isa import table
-from gfx950isa.cycles import simulate
+from gfx950isa.cycles import _flatten, simulate
 from gfx950isa.roles import analyze
 from gfx950isa.syntax import Instr, parse_items
 
 __all__ = ["AttentionCycles", "attention_cycles", "problem_tflops", "attention_report_lines", "PUBLISHED_ATTENTION",
-           "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "attention_kernels", "attention_csv_rows"]
+           "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "loop_valu_classes", "attention_kernels", "attention_csv_rows"]
 
 #: clocks of the report: the model's peak clock and 1.63 GHz (a clock under sustained matrix load)
 CLOCKS_GHZ = (table.CLOCK_GHZ, 1.63)
@@ -80,8 +81,14 @@ def attention_kernels() -> dict:
     return {n: (cfg.d, cfg.dv) for n, (mod, cfg) in ALL.items() if mod.__name__.endswith(".attn_fwd_fp8")}
 
 
+#: branches around rare work (``s_cbranch_execz .Lrare_*``: no row of the wave needs it) are modelled as taken
+RARE_PREFIX = ".Lrare"
+
+
 def _run(items, waves: int, full: int, masked: int):
-    return simulate([items for _ in range(waves)], {".Lfull": full, ".Lmasked": masked})
+    trips = {".Lfull": full, ".Lmasked": masked}
+    trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
+    return simulate([items for _ in range(waves)], trips)
 
 
 def _vgprs(asm: str) -> int:
@@ -140,30 +147,76 @@ def problem_tflops(c: AttentionCycles, tokens: int, clock_ghz: float, heads: int
 
 
 def loop_valu_mix(asm: str, label: str = ".Lfull") -> list:
-    """[(mnemonic, count, VALU pipe cycles)] of the loop body at `label` (the instructions up to the branch back
-    to it), most cycles first: where the vector cycles of one block go."""
-    items = parse_items(asm)
-    body, inside = [], False
-    for x in items:
-        if isinstance(x, tuple):
-            if x[1] == label:
-                inside = True
-            continue
-        if inside:
-            if not x.kind:
-                analyze(x)
-            if x.kind == "branch" and x.target == label:
-                break
-            body.append(x)
+    """[(mnemonic, count, VALU pipe cycles)] of one steady-state trip of the loop at `label` (as the model runs
+    it), most cycles first: where the vector cycles of one block go."""
     mix: dict = {}
-    for ins in body:
-        cls = table.timing_class(ins.base, ins.kind)
-        tm = table.TIMING.get(cls)
+    for ins in _steady_body(asm, label):
+        tm = table.TIMING.get(table.timing_class(ins.base, ins.kind))
         if tm is None or tm.pipe != "valu":
             continue
         n, cyc = mix.get(ins.mnemonic, (0, 0))
         mix[ins.mnemonic] = (n + 1, cyc + tm.occupancy)
     return sorted(((k, n, cyc) for k, (n, cyc) in mix.items()), key=lambda r: (-r[2], r[0]))
+
+
+#: classes of the loop's VALU work: (class, section comment prefixes of the generated .s or None for any,
+#: mnemonic prefixes or None for any); the first match wins
+VALU_CLASSES = [
+    ("V addresses (v_add_u32 per V dword)", ("V: lane loads",), None),
+    ("t = S c (v_mul / v_pk_mul per logit)", ("t = S c",), ("v_mul_f32", "v_pk_mul_f32")),
+    ("block row max (v_max3, permlane)", ("t = S c",), ("v_max3", "v_mov", "v_permlane")),
+    ("NaN test of the lane's y (sum, compare)", ("NaN test",), None),
+    ("row sum of the codes (fp8 decode + add)", ("Lean P codes", "pack:"),
+     ("v_cvt_f32_fp8", "v_cvt_pk_f32_fp8", "v_add_f32", "v_pk_add_f32")),
+    ("P packing (byte inserts / v_perm_b32, B-layout permlane swaps)", ("Lean P codes", "pack:", "P into"),
+     ("v_lshl_or", "v_mov", "v_permlane", "v_perm_b32")),
+    ("Lean P codes (y, NaN code, clamp, round, convert)", ("Lean P",), None),
+    ("V transpose (v_perm_b32)", ("Vᵀ to LDS",), None),
+    ("s_blk for kb > 123 (v_mul under EXEC)", ("Vᵀ A operands",), ("v_mul_f32",)),
+    ("accumulator update (acc = fma(acc, alpha, pv))", ("Vᵀ A operands",), ("v_fma", "v_pk_fma")),
+    ("per-row work (alpha, kb, e_blk, P_top, s_blk, l, l2, m)", None, None),
+]
+
+
+def _steady_body(asm: str, label: str = ".Lfull") -> list:
+    """The instructions one steady-state trip of the loop at `label` executes in the model (rare-work skips
+    taken, other conditional branches not taken)."""
+    items = parse_items(asm)
+    for x in items:
+        if isinstance(x, Instr) and not x.kind:
+            analyze(x)
+    trips = {label: 3, ".Lmasked": 1}
+    trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
+    flat = _flatten(items, trips)
+    first = None
+    for i, x in enumerate(items):
+        if isinstance(x, tuple) and x[1] == label:
+            first = next(y for y in items[i + 1:] if isinstance(y, Instr)).index
+            break
+    starts = [k for k, ins in enumerate(flat) if ins.index == first]
+    return flat[starts[1]:starts[2]]
+
+
+def loop_valu_classes(asm: str, label: str = ".Lfull") -> list:
+    """[(class, ops, VALU pipe cycles)] of one steady-state trip of the loop at `label`, in VALU_CLASSES order:
+    the loop's vector work by what it is for (attributed by the section comments the generator writes)."""
+    section, sec_of = "", {}
+    for n, line in enumerate(asm.splitlines(), 1):
+        if line.startswith("\t; "):
+            section = line[3:]
+        sec_of[n] = section
+    out = {c: [0, 0] for c, _, _ in VALU_CLASSES}
+    for ins in _steady_body(asm, label):
+        tm = table.TIMING.get(table.timing_class(ins.base, ins.kind))
+        if tm is None or tm.pipe != "valu":
+            continue
+        sec = sec_of.get(ins.line, "")
+        for c, prefixes, mns in VALU_CLASSES:
+            if (prefixes is None or sec.startswith(prefixes)) and (mns is None or ins.mnemonic.startswith(mns)):
+                out[c][0] += 1
+                out[c][1] += tm.occupancy
+                break
+    return [(c, n, cyc) for c, (n, cyc) in out.items()]
 
 
 def attention_report_lines(generated: dict, kernels: dict) -> list:
@@ -200,6 +253,8 @@ def attention_report_lines(generated: dict, kernels: dict) -> list:
         out.append(f"    VALU cycles of one 64-key full block by instruction ({total} in all; modelled): " +
                    ", ".join(f"{m} {n}x {cyc}" for m, n, cyc in mix[:12]) +
                    (f", {len(mix) - 12} others {sum(cyc for _, _, cyc in mix[12:])}" if len(mix) > 12 else ""))
+        out.append("    by purpose (modelled; ops, cycles): " +
+                   "; ".join(f"{cl} {n}, {cyc}" for cl, n, cyc in loop_valu_classes(asm)))
         rows.append(c)
     out.append("  summary (modelled, not measured; causal, batch 1, 16 heads, seqlen = tokens; TFLOP/s):")
     head = (f"  {'kernel':<30} {'busy% 1w':>8} {'busy% 2w':>8} {'VALU/32x128':>11} " +
