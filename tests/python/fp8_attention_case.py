@@ -1,8 +1,9 @@
 """Runs the generated FP8 attention kernels (asm/zyfa_fp8_fwd_d128_m32.s for head dims (128, 128),
 asm/zyfa_fp8_fwd_d192_dv128_m32.s for MLA (192, 128); the kernel is chosen by the case's head dims) in the gfx950
 emulator and the C++ FP8 host specification (include/zyfa/host/fp8_spec.hpp, zyfa recipe, through
-tools/dump_codes/dump_spec.cpp) on the same e4m3fn codes, and compares them. Used by tests/python/test_gen_fp8_attention.py (CI subset) and
-tools/verify_fp8_gfx950.py (the fuller set whose results are in docs/fp8-gfx950.md).
+tools/dump_codes/dump_spec.cpp) on the same e4m3fn codes, and compares them. Used by
+tests/python/test_gen_fp8_attention.py (CI subset) and tools/verify_fp8_gfx950.py (the fuller set whose results are
+in docs/fp8-gfx950.md).
 
 Comparison rules (docs/fp8-gfx950.md, "Verification"):
 * every output element and every LSE is checked; output and LSE are poisoned with NaN before the run; NaN

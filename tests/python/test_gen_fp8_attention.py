@@ -71,8 +71,9 @@ def test_mla_reads_head_dims_128_to_191():
 
 def special_case(causal=True, dqk=128):
     """Gaussian codes (head dims (dqk, 128)) plus: a query row of +448 codes and one of subnormal codes, a key of
-    -448 codes, subnormal V codes in one dim, a NaN query code (that row NaN), a NaN V code at key 70 (rows that see key 70 get NaN in
-    dim 9, the others not), NaN K and V codes at keys every row of a tile has masked (never read), V at 448."""
+    -448 codes, subnormal V codes in one dim, a NaN query code (that row NaN), a NaN V code at key 70 (rows that
+    see key 70 get NaN in dim 9, the others not), NaN K and V codes at keys every row of a tile has masked (never
+    read), V at 448."""
     rng = np.random.default_rng(7)
     c = fc.random_case("special_codes", rng, 1, 96, 100, 1, 1, causal, dqk=dqk)
     q, k, v = c.q, c.k, c.v

@@ -34,7 +34,8 @@ from gfx950isa.roles import analyze
 from gfx950isa.syntax import Instr, parse_items
 
 __all__ = ["AttentionCycles", "attention_cycles", "problem_tflops", "attention_report_lines", "PUBLISHED_ATTENTION",
-           "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "loop_valu_classes", "attention_kernels", "attention_csv_rows"]
+           "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "loop_valu_classes", "attention_kernels",
+           "attention_csv_rows"]
 
 #: clocks of the report: the model's peak clock and 1.63 GHz (a clock under sustained matrix load)
 CLOCKS_GHZ = (table.CLOCK_GHZ, 1.63)

@@ -31,6 +31,14 @@ since the specification never reads V at a masked key, V's NaN bytes are zeroed 
 counts, per (dim, row), the visible keys whose V code is NaN (a non-zero count makes that pv NaN, as 0 x NaN
 does in the specification).
 
+The full-block loop computes the same numbers with fewer vector ops (lean_p_full): t, y, the accumulator update
+and the code sums with packed fp32 ops (v_pk_mul/add/fma_f32: the same IEEE operation per element; t - m_new as
+t + (-m_new)), the rounding of the clamped y as y + 1.5 2^23 (MAGIC_ROUND; byte 0 is RNE(y)), 3 v_perm_b32 per 4
+codes for the packing, v_cvt_pk_f32_fp8 for the sums (exact in any order); a NaN y is found by one wave-uniform
+test of the sum of the lane's y, and only then does the wave take the per-element path (v_cmp_u, v_cndmask 0x7F).
+The kb > 123 multiply is skipped (s_cbranch_execz to a .Lrare label) when no row needs it; V's key offsets are
+SGPR soffsets (every key of a full block is below seqlen_k).
+
 Memory: Q, K and V are read with buffer loads whose V# covers exactly one (batch, head)'s rows (base moved per
 key block; keys >= seqlen_k and rows >= seqlen_q read 0 and are never used). K goes straight into the MFMA's
 f8f6f4 lane layout (dwordx4). V arrives key-major; each lane loads 4 keys x 4 dims (4 dwords), transposes the
