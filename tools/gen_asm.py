@@ -8,6 +8,7 @@ include/zyfa/fp8/gfx950/dispatch_table.inc (family + configuration -> kernel).
     python3 tools/gen_asm.py --list          # kernel names
     python3 tools/gen_asm.py --kernel NAME   # only that kernel (with or without --check)
     python3 tools/gen_asm.py --cycles        # modelled cycle report of every kernel + cycle-model calibration
+    python3 tools/gen_asm.py --cycles-csv    # bench/results.csv rows of the attention kernels (modelled)
 
 Every generated .s passes the gfx950hazard checker (the generator pads with s_nop and re-checks). Output is
 byte-for-byte reproducible for a given LLVM 22 release. Details: docs/generator.md.
@@ -44,7 +45,15 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel", action="append", help="generate only this kernel (repeatable)")
     ap.add_argument("--root", default=str(ROOT), help="repository root to write to / compare with")
     ap.add_argument("--cycles", action="store_true", help="print the modelled cycle report; write nothing")
+    ap.add_argument("--cycles-csv", metavar="DATE", help="print bench/results.csv rows (device 'MI355X (modelled)') "
+                    "of the attention kernels' modelled times, dated DATE; write nothing")
     a = ap.parse_args(argv)
+    if a.cycles_csv:
+        from zyfa_gen.attention_cycles import attention_csv_rows, attention_kernels
+        attn = attention_kernels()
+        gen = {n: generate(n)[1] for n in sorted(attn)}
+        print("\n".join(attention_csv_rows(gen, attn, a.cycles_csv)))
+        return 0
     if a.cycles:
         from zyfa_gen.cycle_report import report_lines
         gen = {n: generate(n)[1] for n in (a.kernel or sorted(ALL))}

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Fuller emulator verification of the generated gfx950 FP8 attention kernel (asm/zyfa_fp8_fwd_d128_m32.s)
-against the C++ FP8 specification; prints a Markdown table (the one in docs/fp8-gfx950.md). The CI subset is
+"""Fuller emulator verification of the generated gfx950 FP8 attention kernels (asm/zyfa_fp8_fwd_d128_m32.s, head
+dims (128, 128), and asm/zyfa_fp8_fwd_d192_dv128_m32.s, MLA (192, 128)) against the C++ FP8 specification; prints
+a Markdown table per kernel (the ones in docs/fp8-gfx950.md). The CI subset is
 tests/python/test_gen_fp8_attention.py; the comparison rules are in tests/python/fp8_attention_case.py.
 
-    .venv/bin/python tools/verify_fp8_gfx950.py            # every case (a few minutes on one core)
-    .venv/bin/python tools/verify_fp8_gfx950.py --quick    # without the 32,768-key case
+    .venv/bin/python tools/verify_fp8_gfx950.py                  # every case of both kernels (a few minutes)
+    .venv/bin/python tools/verify_fp8_gfx950.py --quick          # without the 512x512 and 32,768-key cases
+    .venv/bin/python tools/verify_fp8_gfx950.py --head-dims 192,128   # one kernel
 """
 import argparse
 import pathlib
@@ -42,28 +44,58 @@ def cases(quick: bool):
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args(argv)
-    rows, failed = [], 0
-    print("| case | b, sq, sk, h/hk, pad | MFMA order | elements | NaN | result | LSE max err | wave instr. | time |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    work = [(n, fc.random_case(n, np.random.default_rng(zlib.crc32(n.encode())), b, sq, sk, h, hk, causal,
-                               pad=pad), order, f"{b}, {sq}, {sk}, {h}/{hk}, {pad}")
-            for n, b, sq, sk, h, hk, causal, pad, order in cases(a.quick)]
+def work_items(quick: bool, dqk: int, dv: int):
+    """(name, Case, MFMA order, shape text) of every case for head dims (dqk, dv)."""
+    def seed(n):  # hd128 keeps its historical seeds
+        return zlib.crc32(n.encode()) if dqk == 128 else zlib.crc32(f"{n} d{dqk}".encode())
+    work = [(n, fc.random_case(n, np.random.default_rng(seed(n)), b, sq, sk, h, hk, causal, pad=pad, dqk=dqk,
+                               dv=dv), order, f"{b}, {sq}, {sk}, {h}/{hk}, {pad}")
+            for n, b, sq, sk, h, hk, causal, pad, order in cases(quick)]
     sys.path.insert(0, str(ROOT / "tests" / "python"))
     import test_gen_fp8_attention as t  # the special-value case of the CI test
-    sc = t.special_case()
+    sc = t.special_case(dqk=dqk)
     work.append(("special codes: +-448, subnormal, NaN q/k/v, NaN poison at masked keys", sc, "fp32_seq",
                  "1, 96, 100, 1/1, 0"))
-    if not a.quick:
-        long = fc.random_case("v1_32768", np.random.default_rng(9), 1, 32, 32768, 1, 1, False, q_gain=3.0)
+    sf = t.special_case(causal=False, dqk=dqk)
+    work.append(("special codes, non-causal (full blocks: NaN logits take the per-element path)", sf, "fp32_seq",
+                 "1, 96, 100, 1/1, 0"))
+    wide = fc.random_case("wide", np.random.default_rng(seed("wide")), 1, 100, 300, 2, 1, True, dqk=dqk, dv=dv)
+    wide.scale = 1.0
+    work.append(("wide logits (softmax_scale 1: many codes clamped to 0)", wide, "fp32_seq", "1, 100, 300, 2/1, 0"))
+    if not quick:
+        long = fc.random_case("v1_32768", np.random.default_rng(9 if dqk == 128 else 19), 1, 32, 32768, 1, 1,
+                              False, q_gain=3.0, dqk=dqk, dv=dv)
         long.v[:] = 0x38
         long.vd = 1.0
         work.append(("V == 1 over 32,768 keys (out must be exactly 1.0)", long, "fp32_seq", "1, 32, 32768, 1/1, 0"))
-        longc = fc.random_case("causal_q32_k32768", np.random.default_rng(10), 1, 32, 32768, 1, 1, True)
+        longc = fc.random_case("causal_q32_k32768", np.random.default_rng(10 if dqk == 128 else 20), 1, 32, 32768,
+                               1, 1, True, dqk=dqk, dv=dv)
         work.append(("causal, 32 rows x 32,768 keys", longc, "fp32_seq", "1, 32, 32768, 1/1, 0"))
+    return work
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--head-dims", choices=["128,128", "192,128", "all"], default="all",
+                    help="which kernel: hd128, MLA (192, 128) or both")
+    a = ap.parse_args(argv)
+    dims = [(128, 128), (192, 128)] if a.head_dims == "all" else [tuple(map(int, a.head_dims.split(",")))]
+    rows, failed = [], 0
+    for dqk, dv in dims:
+        print(f"\n{fc.KERNELS[(dqk, dv)]}, head dims ({dqk}, {dv}):\n")
+        print("| case | b, sq, sk, h/hk, pad | MFMA order | elements | NaN | result | LSE max err | wave instr. | "
+              "time |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        r, f = run_items(work_items(a.quick, dqk, dv))
+        rows += r
+        failed += f
+    print(f"\n{len(rows) - failed} of {len(rows)} cases passed")
+    return 1 if failed else 0
+
+
+def run_items(work):
+    rows, failed = [], 0
     for name, c, order, shape in work:
         t0 = time.time()
         try:
@@ -81,8 +113,7 @@ def main(argv=None) -> int:
                f"{time.time() - t0:.1f} s |")
         print(row, flush=True)
         rows.append((name, ok))
-    print(f"\n{len(rows) - failed} of {len(rows)} cases passed")
-    return 1 if failed else 0
+    return rows, failed
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ namespace zyfa {
 /// Errors (returned, never thrown): everything make_params rejects (invalid_argument naming the argument,
 /// including out overlapping q/k/v or itself and softmax_lse overlapping out/q/k/v);
 /// StatusCode::unsupported for FP8 inputs without a kernel here (fp8/dispatch.hpp: sm_90a (128, 128) and (192, 128),
-/// gfx950 (128, 128); the message names the argument), a head-dim pair that is not built in (head_dims.hpp), or a
-/// grid over 2^31-1 blocks; StatusCode::runtime_error when
-/// the launch fails. NaN/overflow, not an error: a NaN input, or finite bf16 inputs whose logits overflow fp32
+/// gfx950 (128, 128) and (192, 128); the message names the argument), a head-dim pair that is not built in
+/// (head_dims.hpp), or a grid over 2^31-1 blocks; StatusCode::runtime_error when the launch fails. NaN/overflow, not an
+/// error: a NaN input, or finite bf16 inputs whose logits overflow fp32
 /// (|q.k * softmax_scale| > ~3e38), make the rows they reach NaN (out and lse), as the host backend does
 /// (tests/gpu/test_flash_attn.cu "small: NaN inputs give NaN rows", run on the H200).
 inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,

@@ -509,7 +509,7 @@ TEST_CASE("check_cu_seqlens: a null pointer or batch < 1 is an error naming the 
 #include <zyfa/fp8/gfx950/attention.hpp>
 
 TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments") {
-  alignas(64) static std::uint8_t q[2 * 40 * 6 * 128], k[2 * 70 * 2 * 128], v[2 * 70 * 2 * 128];
+  alignas(64) static std::uint8_t q[2 * 40 * 6 * 192], k[2 * 70 * 2 * 192], v[2 * 70 * 2 * 128];
   alignas(64) static std::uint16_t o[2 * 40 * 6 * 128];
   alignas(64) static float lse[2 * 6 * 40];
   using zyfa::DType;
@@ -559,6 +559,28 @@ TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments")
   bad = p;
   bad.qkv_dtype = DType::e4m3fnuz;
   CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).code == zyfa::StatusCode::unsupported);
+  // MLA (192, 128): its own kernel in the dispatch table, the same argument struct
+  REQUIRE(make(DType::e4m3fn, 192, 128, &p).ok());
+  REQUIRE_MESSAGE(zyfa::fp8::gfx950::validate_fp8_attention(p).ok(),
+                  zyfa::fp8::gfx950::validate_fp8_attention(p).message);
+  const char* mla = zyfa::fp8::gfx950::attention_config(192, 128);
+  REQUIRE(mla != nullptr);
+  const zyfa::fp8::gen::KernelEntry* e = zyfa::fp8::gen::find_kernel(zyfa::fp8::gfx950::kAttentionFamily, mla);
+  REQUIRE(e != nullptr);
+  CHECK(std::string(e->name) == "zyfa_fp8_fwd_d192_dv128_m32");
+  CHECK(e->kernarg_size == sizeof(zyfa::fp8::gfx950::AttentionArgs));
+  const zyfa::fp8::gen::KernelEntry* e128 =
+      zyfa::fp8::gen::find_kernel(zyfa::fp8::gfx950::kAttentionFamily, zyfa::fp8::gfx950::attention_config(128, 128));
+  REQUIRE(e128 != nullptr);
+  CHECK(std::string(e128->name) == "zyfa_fp8_fwd_d128_m32");
+  const auto am = zyfa::fp8::gfx950::make_fp8_attention_args(p);
+  CHECK(am.q_row_stride == 6 * 192);
+  CHECK(am.k_row_stride == 2 * 192);
+  CHECK(am.v_row_stride == 2 * 128);
+  CHECK(am.out_row_stride == 6 * 128);
+  CHECK(am.scale_log2 == p.scale_softmax_log2);
+  CHECK(zyfa::fp8::gfx950::attention_config(128, 192) == nullptr);
+  CHECK(zyfa::fp8::gfx950::attention_config(192, 192) == nullptr);
   REQUIRE(make(DType::e4m3fn, 64, 64, &p).ok());
   const zyfa::Status s = zyfa::fp8::gfx950::validate_fp8_attention(p);
   CHECK(s.code == zyfa::StatusCode::unsupported);

@@ -1,7 +1,9 @@
-"""Runs the generated FP8 attention kernel (asm/zyfa_fp8_fwd_d128_m32.s) in the gfx950 emulator and the C++
-FP8 host specification (include/zyfa/host/fp8_spec.hpp, zyfa recipe, through tools/dump_codes/dump_spec.cpp) on
-the same e4m3fn codes, and compares them. Used by tests/python/test_gen_fp8_attention.py (CI subset) and
-tools/verify_fp8_gfx950.py (the fuller set whose results are in docs/fp8-gfx950.md).
+"""Runs the generated FP8 attention kernels (asm/zyfa_fp8_fwd_d128_m32.s for head dims (128, 128),
+asm/zyfa_fp8_fwd_d192_dv128_m32.s for MLA (192, 128); the kernel is chosen by the case's head dims) in the gfx950
+emulator and the C++ FP8 host specification (include/zyfa/host/fp8_spec.hpp, zyfa recipe, through
+tools/dump_codes/dump_spec.cpp) on the same e4m3fn codes, and compares them. Used by
+tests/python/test_gen_fp8_attention.py (CI subset) and tools/verify_fp8_gfx950.py (the fuller set whose results are
+in docs/fp8-gfx950.md).
 
 Comparison rules (docs/fp8-gfx950.md, "Verification"):
 * every output element and every LSE is checked; output and LSE are poisoned with NaN before the run; NaN
@@ -36,7 +38,9 @@ FN = ml_dtypes.float8_e4m3fn
 BF16 = ml_dtypes.bfloat16
 F32 = np.float32
 LOG2E = F32(1.44269504088896340736)
-KERNEL = "zyfa_fp8_fwd_d128_m32"
+#: generated kernel of each (head_dim_qk, head_dim_v)
+KERNELS = {(128, 128): "zyfa_fp8_fwd_d128_m32", (192, 128): "zyfa_fp8_fwd_d192_dv128_m32"}
+KERNEL = KERNELS[(128, 128)]
 D = 128
 #: other MFMA orders: a code may move one step (<= 1/8 of its value); bound on |out - spec| / max |out| of the row
 OTHER_ORDER_TOL = 2.0 ** -4
@@ -57,17 +61,18 @@ def spec_exe() -> pathlib.Path:
     return _EXE
 
 
-def program(order: str) -> EmuProgram:
-    if order not in _PROGRAMS:
-        text = (ROOT / "asm" / f"{KERNEL}.s").read_text()
-        _PROGRAMS[order] = EmuProgram.from_asm_text(text, Semantics(mfma_accumulate=order))
-    return _PROGRAMS[order]
+def program(order: str, kernel: str = KERNEL) -> EmuProgram:
+    if (order, kernel) not in _PROGRAMS:
+        text = (ROOT / "asm" / f"{kernel}.s").read_text()
+        _PROGRAMS[(order, kernel)] = EmuProgram.from_asm_text(text, Semantics(mfma_accumulate=order))
+    return _PROGRAMS[(order, kernel)]
 
 
 @dataclasses.dataclass
 class Case:
-    """One problem: dense e4m3fn codes q [b, sq, h, 128], k/v [b, sk, hk, 128] plus the layout the kernel
-    reads them from (``pad``: extra elements per row/head/batch of q, k, v and out, filled with NaN codes)."""
+    """One problem: dense e4m3fn codes q [b, sq, h, dqk], k [b, sk, hk, dqk], v [b, sk, hk, dv] plus the layout
+    the kernel reads them from (``pad``: extra elements per row/head/batch of q, k, v and out, filled with NaN
+    codes). ``scale`` None: 1 / sqrt(dqk), the library's default."""
     name: str
     q: np.ndarray
     k: np.ndarray
@@ -76,39 +81,56 @@ class Case:
     qd: float = 1.0
     kd: float = 1.0
     vd: float = 1.0
-    scale: float = 1.0 / np.sqrt(128)
+    scale: float = None
     pad: int = 0
+
+    def __post_init__(self):
+        if self.scale is None:
+            self.scale = 1.0 / np.sqrt(self.dqk)
 
     @property
     def shape(self):
         b, sq, h, _ = self.q.shape
         return b, sq, self.k.shape[1], h, self.k.shape[2]
 
+    @property
+    def dqk(self) -> int:
+        return self.q.shape[-1]
 
-def random_case(name, rng, b, sq, sk, h, hk, causal, pad=0, q_gain=1.0):
-    """Gaussian inputs quantized per tensor (amax -> 448), as quantize_e4m3fn does."""
+    @property
+    def dv(self) -> int:
+        return self.v.shape[-1]
+
+    @property
+    def kernel(self) -> str:
+        return KERNELS[(self.dqk, self.dv)]
+
+
+def random_case(name, rng, b, sq, sk, h, hk, causal, pad=0, q_gain=1.0, dqk=D, dv=D):
+    """Gaussian inputs quantized per tensor (amax -> 448), as quantize_e4m3fn does; head dims (dqk, dv)."""
     def quant(x):
         amax = F32(np.abs(x).max())
         d = F32(amax / F32(448)) if amax > 0 else F32(1)
         return np.clip(x / d, -448, 448).astype(FN).view(np.uint8), float(d)
-    q, qd = quant(rng.standard_normal((b, sq, h, D)).astype(F32) * F32(q_gain))
-    k, kd = quant(rng.standard_normal((b, sk, hk, D)).astype(F32))
-    v, vd = quant(rng.standard_normal((b, sk, hk, D)).astype(F32))
+    q, qd = quant(rng.standard_normal((b, sq, h, dqk)).astype(F32) * F32(q_gain))
+    k, kd = quant(rng.standard_normal((b, sk, hk, dqk)).astype(F32))
+    v, vd = quant(rng.standard_normal((b, sk, hk, dv)).astype(F32))
     return Case(name, q, k, v, causal, qd, kd, vd, pad=pad)
 
 
 def run_spec(c: Case):
-    """(out fp32 [b, sq, h, 128], lse [b, h, sq], codes [b, h, sq, sk]) of the C++ specification (zyfa)."""
+    """(out fp32 [b, sq, h, dv], lse [b, h, sq]) of the C++ specification (zyfa)."""
     b, sq, sk, h, hk = c.shape
-    hdr = np.array([b, sq, sk, h, hk, D, D, int(c.causal)], np.int64).tobytes()
+    dv = c.dv
+    hdr = np.array([b, sq, sk, h, hk, c.dqk, dv, int(c.causal)], np.int64).tobytes()
     hdr += np.array([c.scale, c.qd, c.kd, c.vd], F32).tobytes()
     with tempfile.TemporaryDirectory() as tmp:
         fin, fout = pathlib.Path(tmp) / "in.bin", pathlib.Path(tmp) / "out.bin"
         fin.write_bytes(hdr + c.q.tobytes() + c.k.tobytes() + c.v.tobytes())
         subprocess.run([str(spec_exe()), "zyfa", str(fin), str(fout)], check=True)
         raw = fout.read_bytes()
-    n_out, n_lse = b * sq * h * D, b * h * sq
-    out = np.frombuffer(raw[:4 * n_out], F32).reshape(b, sq, h, D)
+    n_out, n_lse = b * sq * h * dv, b * h * sq
+    out = np.frombuffer(raw[:4 * n_out], F32).reshape(b, sq, h, dv)
     lse = np.frombuffer(raw[4 * n_out:4 * (n_out + n_lse)], F32).reshape(b, h, sq)
     return out, lse
 
@@ -131,15 +153,17 @@ def _place(mach, x: np.ndarray, pad: int, fill: int, elem: int):
 
 
 def run_kernel(c: Case, order: str = "fp32_seq", lse: bool = True):
-    """(out bf16 bits [b, sq, h, 128] uint16, lse [b, h, sq] or None, wave instructions) from the emulator."""
+    """(out bf16 bits [b, sq, h, dv] uint16, lse [b, h, sq] or None, wave instructions) from the emulator (the
+    kernel of the case's head dims)."""
     b, sq, sk, h, hk = c.shape
+    dv = c.dv
     group = h // hk
-    mach = Machine(program(order))
+    mach = Machine(program(order, c.kernel))
     pad = c.pad
     aq, sq_str, _ = _place(mach, c.q, pad, 0x7F, 1)
     ak, sk_str, _ = _place(mach, c.k, pad, 0x7F, 1)
     av, sv_str, _ = _place(mach, c.v, pad, 0xFF, 1)
-    out0 = np.zeros((b, sq, h, D), np.uint16)
+    out0 = np.zeros((b, sq, h, dv), np.uint16)
     ao, so_str, obuf = _place(mach, out0 | 0x7FC0, pad, 0x7FC0, 2)
     al = mach.upload(np.full(b * h * sq, np.nan, F32)) if lse else 0
     c_log2 = F32(F32(F32(F32(c.qd) * F32(c.kd)) * F32(c.scale)) * LOG2E)
@@ -148,17 +172,17 @@ def run_kernel(c: Case, order: str = "fp32_seq", lse: bool = True):
     kernarg += struct.pack("<12I", *sq_str, *sk_str, *sv_str, *so_str)
     kernarg += struct.pack("<5I2f4x", sq, sk, h, magic, int(c.causal), c_log2, F32(c.vd))
     tiles = (sq + 31) // 32
-    mach.launch(KERNEL, grid=(tiles, h, b), block=(64, 1, 1), kernarg=kernarg)
+    mach.launch(c.kernel, grid=(tiles, h, b), block=(64, 1, 1), kernarg=kernarg)
     full = mach.download(ao, np.uint16, obuf.shape)
     bs, rs, hs = so_str
-    out = np.empty((b, sq, h, D), np.uint16)
+    out = np.empty((b, sq, h, dv), np.uint16)
     padmask = np.ones(full.shape, bool)
     for bi in range(b):
         for si in range(sq):
             for hi in range(h):
                 o = bi * bs + si * rs + hi * hs
-                out[bi, si, hi] = full[o:o + D]
-                padmask[o:o + D] = False
+                out[bi, si, hi] = full[o:o + dv]
+                padmask[o:o + dv] = False
     assert (full[padmask] == 0x7FC0).all(), "the kernel wrote outside the output rows"
     lse_out = mach.download(al, F32, (b, h, sq)) if lse else None
     return out, lse_out, mach.instructions_executed

@@ -3,6 +3,7 @@ pipe occupancy of MFMA/VALU/transcendental ops, accumulate chains, dependencies,
 latency, barriers and priorities with two waves, the calibration against ZYFA's published per-block figures,
 and `gen_asm.py --cycles`. Every number is modelled, not measured."""
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -108,3 +109,57 @@ def test_gen_asm_cycles_prints_modelled_reports():
                        text=True, check=True)
     assert "zyfa_fp8_qk_block_32x128: modelled" in r.stdout and "(modelled, not measured)" in r.stdout
     assert "Lean P softmax vector cycles" in r.stdout and "published" in r.stdout
+    # the attention summary: one row per attention kernel, every number sane
+    rows = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+(zyfa_fp8_fwd_\w+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+"
+                     r"([-\d.]+)\s+([-\d.]+)\s+(ZYFA .*)$", line)
+        if m:
+            rows[m.group(1)] = [float(x) for x in m.groups()[1:8]] + [m.group(9)]
+    assert set(rows) == {"zyfa_fp8_fwd_d128_m32", "zyfa_fp8_fwd_d192_dv128_m32"}, r.stdout
+    for name, (b1, b2, valu, t16, t32, t16s, t32s, pub) in rows.items():
+        assert 0 < b1 <= 100 and 0 < b2 <= 100 and b2 >= b1, name
+        assert valu > 0
+        assert min(t16, t32, t16s, t32s) > 0
+        assert abs(t16s / t16 - 1.63 / 2.4) < 1e-2 and abs(t32s / t32 - 1.63 / 2.4) < 1e-2  # clock scales time
+        assert max(t16, t32) < 5034  # below the FP8 peak at 2.4 GHz
+    assert "2,672" in rows["zyfa_fp8_fwd_d128_m32"][-1]
+    assert "2,464" in rows["zyfa_fp8_fwd_d192_dv128_m32"][-1] and "1,237" in rows["zyfa_fp8_fwd_d192_dv128_m32"][-1]
+    assert r.stdout.count("(modelled, not measured)") >= 10
+
+
+def test_attention_cycle_model_of_the_generated_kernels():
+    from zyfa_gen.attention_cycles import _blocks, attention_cycles, loop_valu_mix, problem_tflops
+    # the kernel's block split: causal, seqlen 200: tiles 0..6; every key block counted once per row range
+    assert [_blocks(t, 200, True) for t in range(7)] == [(0, 1), (0, 1), (1, 1), (1, 1), (2, 1), (2, 1), (3, 1)]
+    assert [_blocks(t, 200, False) for t in range(7)] == [(3, 1)] * 7
+    res = {}
+    for name, d in (("zyfa_fp8_fwd_d128_m32", 128), ("zyfa_fp8_fwd_d192_dv128_m32", 192)):
+        asm = (ROOT / "asm" / f"{name}.s").read_text()
+        c = attention_cycles(name, asm, d, 128)
+        res[d] = c
+        # per 64-key full block: 2 x (d / 64) QK MFMAs + 4 P.V MFMAs of 64 matrix cycles each
+        assert c.mfma_cycles_block == 64 * (2 * d // 64 + 4)
+        assert c.flops_block == 2 * 32 * 32 * 64 * (2 * d // 64 + 4)
+        for w in (1, 2):
+            assert 0 < c.full_busy_pct[w] <= 100 and c.full_cycles[w] > 0 and c.masked_cycles[w] > 0
+            assert c.rest_cycles[w] > 0
+        assert c.full_cycles[2] < 2 * c.full_cycles[1]  # two waves overlap something
+        assert c.waves_per_simd == 2  # about 200 VGPRs: two waves fit the 512-entry file
+        mix = loop_valu_mix(asm)
+        assert sum(cyc for _, _, cyc in mix) == c.valu_cycles_block
+        tf16, ms16 = problem_tflops(c, 16384, 2.4)
+        tf32, ms32 = problem_tflops(c, 32768, 2.4)
+        assert 0 < tf16 < tf32 < c.loop_tflops(2, 2.4) * 1.01  # fixed costs weigh less at 32K; never above the loop
+        assert ms32 > 3 * ms16  # causal work grows 4x
+    assert res[192].mfma_cycles_block > res[128].mfma_cycles_block
+    # bench/results.csv's modelled rows are the model's current figures for the checked-in kernels
+    import csv
+    with open(ROOT / "bench" / "results.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["device"] == "MI355X (modelled)"]
+    assert len(rows) == 4
+    for r in rows:
+        assert (r["impl"], r["dtype"], r["causal"], r["batch"], r["num_heads"]) == ("zyfa", "e4m3fn", "1", "1", "16")
+        c = res[int(r["head_dim_qk"])]
+        tf, ms = problem_tflops(c, int(r["seqlen_q"]), 2.4)
+        assert abs(float(r["tflops"]) - tf) <= 0.051 and abs(float(r["median_ms"]) - ms) <= 5.1e-5, r

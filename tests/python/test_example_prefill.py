@@ -245,7 +245,9 @@ def test_run_prefill_script_per_layer(exe, tmp_path):
                        capture_output=True, text=True, cwd=str(ROOT))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stdout.count("softmax_scale 0.0625") == 2
-    rows = re.findall(r"^\| fake-model/(layer\d\d) \| host \| (\S+) \| - \| - \| - \| - \| (\S+) \|$", r.stdout, re.M)
+    # columns: input | backend | out | zyfa FP8 | aiter_like FP8 | ratio | zyfa FP8 on the GPU | vs model's own out
+    rows = re.findall(r"^\| fake-model/(layer\d\d) \| host \| (\S+) \| - \| - \| - \| - \| (\S+) \|$", r.stdout,
+                      re.M)
     assert [x[0] for x in rows] == ["layer00", "layer07"], r.stdout[-2000:]
     for _, rel, vs_model in rows:
         # the 'model output' is the fp64 reference rounded to bf16, so both errors are bf16-sized

@@ -105,6 +105,8 @@ def kernel_reports(generated: dict) -> list:
 
 
 def report_lines(generated: dict) -> list:
+    from .attention_cycles import attention_kernels, attention_report_lines
     lines = [format_report(n, r) for n, _, r in kernel_reports(generated)]
+    lines += attention_report_lines(generated, attention_kernels())
     lines.append(format_calibration(calibration()))
     return lines

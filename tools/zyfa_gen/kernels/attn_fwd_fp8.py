@@ -1,10 +1,12 @@
-"""zyfa_fp8_fwd_d128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128) on gfx950, the zyfa recipe.
+"""zyfa_fp8_fwd_d128_m32 and zyfa_fp8_fwd_d192_dv128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128)
+and (192, 128) (MLA) on gfx950, the zyfa recipe.
 
 One workgroup = one wave64 = 32 query rows of one (batch, query head); grid (ceil(seqlen_q / 32), num_heads,
 batch). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
 softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the corrected LSE):
 
-  Sᵀ = K Qᵀ           2 x 2 v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales): lane l holds query i = l % 32,
+  Sᵀ = K Qᵀ           2 x (d / 64) v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales; d = head_dim_qk = 128 or 192,
+                      one MFMA per 64 head dims, chained through SrcC): lane l holds query i = l % 32,
                       register r of key tile kt holds key 32 kt + 8 (r / 4) + 4 h + r % 4 (h = l / 32)
   t = S c             c = scale_log2 (AttentionParams::scale_softmax_log2); masked keys -inf
   m_blk, m_new        in-lane v_max3 from -inf (NaN never becomes the max) + v_permlane32_swap_b32
@@ -28,6 +30,14 @@ keys j >= n_i get t = -inf and code 0, rows with n_i <= first key of the block s
 since the specification never reads V at a masked key, V's NaN bytes are zeroed and a second scaled MFMA
 counts, per (dim, row), the visible keys whose V code is NaN (a non-zero count makes that pv NaN, as 0 x NaN
 does in the specification).
+
+The full-block loop computes the same numbers with fewer vector ops (lean_p_full): t, y, the accumulator update
+and the code sums with packed fp32 ops (v_pk_mul/add/fma_f32: the same IEEE operation per element; t - m_new as
+t + (-m_new)), the rounding of the clamped y as y + 1.5 2^23 (MAGIC_ROUND; byte 0 is RNE(y)), 3 v_perm_b32 per 4
+codes for the packing, v_cvt_pk_f32_fp8 for the sums (exact in any order); a NaN y is found by one wave-uniform
+test of the sum of the lane's y, and only then does the wave take the per-element path (v_cmp_u, v_cndmask 0x7F).
+The kb > 123 multiply is skipped (s_cbranch_execz to a .Lrare label) when no row needs it; V's key offsets are
+SGPR soffsets (every key of a full block is below seqlen_k).
 
 Memory: Q, K and V are read with buffer loads whose V# covers exactly one (batch, head)'s rows (base moved per
 key block; keys >= seqlen_k and rows >= seqlen_q read 0 and are never used). K goes straight into the MFMA's
@@ -59,6 +69,9 @@ K_LEAN_P_INV_MEAN_BIAS = 0.9609060278
 LN2_F32 = 0.693147180559945309417
 
 V_LDS_BYTES = 128 * 64  # Vᵀ of one 64-key block
+#: 1.5 * 2^23: y + MAGIC_ROUND for y in [0, 2^22] is the fp32 number whose low mantissa bits hold RNE(y) (the
+#: addition rounds to an integer ulp, to nearest even); its byte 0 is the Lean P code, bytes 1-3 are 0x00 0x40 0x4B
+MAGIC_ROUND = 1.5 * 2.0 ** 23
 
 
 def _f32(x: float) -> float:
@@ -75,23 +88,28 @@ def _hexf(x: float) -> str:
     return hex(struct.unpack("<I", struct.pack("<f", x))[0])
 
 
-ARGS = [
-    Arg("q", "ptr", "const std::uint8_t*", "Q [batch, seqlen_q, num_heads, 128] e4m3fn", const=True),
-    Arg("k", "ptr", "const std::uint8_t*", "K [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
-    Arg("v", "ptr", "const std::uint8_t*", "V [batch, seqlen_k, num_heads_k, 128] e4m3fn", const=True),
-    Arg("out", "ptr", "std::uint16_t*", "out [batch, seqlen_q, num_heads, 128] bf16"),
-    Arg("lse", "ptr", "float*", "softmax_lse [batch, num_heads, seqlen_q] fp32 (natural log), or null"),
-    *[Arg(f"{t}_{d}_stride", "u32", "std::uint32_t", f"{t} stride of the {d} dim in elements")
-      for t in ("q", "k", "v", "out") for d in ("batch", "row", "head")],
-    Arg("seqlen_q", "u32", "std::uint32_t", "query rows per sequence, >= 1"),
-    Arg("seqlen_k", "u32", "std::uint32_t", "keys per sequence, >= 1"),
-    Arg("num_heads", "u32", "std::uint32_t", "query heads (the lse head dim)"),
-    Arg("group_magic", "u32", "std::uint32_t", "floor(2^32 / group) + 1 for group = num_heads / num_heads_k "
-        ">= 2 (the K/V head of query head h is mul_hi(h, group_magic), exact for h * group < 2^32), 0 for group 1"),
-    Arg("causal", "u32", "std::uint32_t", "1: bottom-right causal mask, 0: none"),
-    Arg("scale_log2", "f32", "float", "AttentionParams::scale_softmax_log2 (q_descale k_descale scale log2 e)"),
-    Arg("v_descale", "f32", "float", "V's per-tensor descale"),
-]
+def args(d: int = 128, dv: int = 128) -> list:
+    """The kernel arguments (one layout for every head-dim pair; the descriptions name the pair)."""
+    return [
+        Arg("q", "ptr", "const std::uint8_t*", f"Q [batch, seqlen_q, num_heads, {d}] e4m3fn", const=True),
+        Arg("k", "ptr", "const std::uint8_t*", f"K [batch, seqlen_k, num_heads_k, {d}] e4m3fn", const=True),
+        Arg("v", "ptr", "const std::uint8_t*", f"V [batch, seqlen_k, num_heads_k, {dv}] e4m3fn", const=True),
+        Arg("out", "ptr", "std::uint16_t*", f"out [batch, seqlen_q, num_heads, {dv}] bf16"),
+        Arg("lse", "ptr", "float*", "softmax_lse [batch, num_heads, seqlen_q] fp32 (natural log), or null"),
+        *[Arg(f"{t}_{dim}_stride", "u32", "std::uint32_t", f"{t} stride of the {dim} dim in elements")
+          for t in ("q", "k", "v", "out") for dim in ("batch", "row", "head")],
+        Arg("seqlen_q", "u32", "std::uint32_t", "query rows per sequence, >= 1"),
+        Arg("seqlen_k", "u32", "std::uint32_t", "keys per sequence, >= 1"),
+        Arg("num_heads", "u32", "std::uint32_t", "query heads (the lse head dim)"),
+        Arg("group_magic", "u32", "std::uint32_t", "floor(2^32 / group) + 1 for group = num_heads / num_heads_k "
+            ">= 2 (the K/V head of query head h is mul_hi(h, group_magic), exact for h * group < 2^32), 0 for group 1"),
+        Arg("causal", "u32", "std::uint32_t", "1: bottom-right causal mask, 0: none"),
+        Arg("scale_log2", "f32", "float", "AttentionParams::scale_softmax_log2 (q_descale k_descale scale log2 e)"),
+        Arg("v_descale", "f32", "float", "V's per-tensor descale"),
+    ]
+
+
+ARGS = args()
 
 
 def group_magic(group: int) -> int:
@@ -108,16 +126,30 @@ class Config:
 
     @property
     def name(self) -> str:
-        return f"zyfa_fp8_fwd_d{self.d}_m{self.m}"
+        dims = f"d{self.d}" if self.d == self.dv else f"d{self.d}_dv{self.dv}"
+        return f"zyfa_fp8_fwd_{dims}_m{self.m}"
+
+    @property
+    def k_steps(self) -> int:
+        """MFMAs (64 head dims each) per 32-key tile of Sᵀ = K Qᵀ."""
+        return self.d // 64
+
+    @property
+    def description(self) -> str:
+        mla = " (MLA)" if self.d != self.dv else ""
+        return (f"{self.name}: FP8 (e4m3fn) forward attention for head dims ({self.d}, {self.dv}){mla} on gfx950, "
+                "the zyfa recipe.")
 
 
-CONFIGS = [Config()]
+#: the generated configurations: hd128 and MLA (192, 128)
+CONFIGS = [Config(), Config(d=192, dv=128)]
 
 
 class _Kernel:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self.p = Program()
+        self.args = args(cfg.d, cfg.dv)
 
     # ------------------------------------------------------------------------------------------------ setup
     def setup(self):
@@ -126,7 +158,7 @@ class _Kernel:
         tile, head, batch = p.sreg("wg_tile", pin=2), p.sreg("wg_head", pin=3), p.sreg("wg_batch", pin=4)
         lane = p.vreg("lane", pin=0)
         p.comment("kernel arguments (offsets from ARGS)")
-        a = self.a = load_kernargs(p, ARGS, kern)
+        a = self.a = load_kernargs(p, self.args, kern)
         s = {}
         for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk",
                   "kext", "vext"):
@@ -235,9 +267,10 @@ class _Kernel:
             p.s_mul_i32(self.vstep[j - 1], a["v_row_stride"], 8 * (j // 4) + j % 4,
                         comment=f"key 8 g + r = {8 * (j // 4) + j % 4}")
         self.vstep = [None] + self.vstep
-        p.comment("Q (the B operand of Sᵀ = K Qᵀ): 2 K-steps x 2 halves")
-        self.qb = [p.vreg(f"q{st}", 8) for st in range(2)]
-        for st in range(2):
+        ks = self.cfg.k_steps
+        p.comment(f"Q (the B operand of Sᵀ = K Qᵀ): {ks} K-steps x 2 halves")
+        self.qb = [p.vreg(f"q{st}", 8) for st in range(ks)]
+        for st in range(ks):
             for half in range(2):
                 p.buffer_load_dwordx4(self.qb[st][4 * half:4 * half + 4], v["qoff"], self.rs["q"], 0, offen=True,
                                       offset=64 * st + 32 * half)
@@ -248,6 +281,11 @@ class _Kernel:
                        ("lse_rest", _hexf(lse_rest())), ("eight", "0x41000000")):
             c[x] = p.vreg(f"c_{x}")
             p.v_mov_b32_e32(c[x], val)
+        p.comment("pairs (x, x) for the packed fp32 ops of the full-block loop")
+        for x, val in (("scale2", a["scale_log2"]), ("eight2", "0x41000000"), ("magic2", _hexf(MAGIC_ROUND))):
+            c[x] = p.vreg(f"c_{x}", 2)
+            p.v_mov_b32_e32(c[x][0], val)
+            p.v_mov_b32_e32(c[x][1], val)
         self.sel = {x: p.sreg(f"perm_sel_{x}") for x in ("5010400", "7030602", "5040100", "7060302")}
         for x, r in self.sel.items():
             p.s_mov_b32(r, "0x" + x, comment="v_perm_b32 byte selector (VOP3: no literal)")
@@ -275,9 +313,10 @@ class _Kernel:
             p.s_mov_b32(r[2], e)
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
         p.comment("K tiles (A operand of Sᵀ): keys 32 kt + i of the block")
-        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(2)] for kt in range(2)]
+        ks = self.cfg.k_steps
+        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(ks)] for kt in range(2)]
         for kt in range(2):
-            for x in range(2):
+            for x in range(ks):
                 for half in range(2):
                     p.buffer_load_dwordx4(ka[kt][x][4 * half:4 * half + 4], v["koff0"] if kt == 0 else v["koff1"],
                                           rk, 0, offen=True, offset=64 * x + 32 * half)
@@ -286,6 +325,9 @@ class _Kernel:
         for g in range(8):
             for r in range(4):
                 j = 4 * g + r
+                if not masked:  # every key of a full block is < seqlen_k: the key offset can be the soffset
+                    p.buffer_load_dword(vraw[g][r], v["vbase"], rv, self.vstep[j] if j else 0, offen=True)
+                    continue
                 if j == 0:
                     vo = v["vbase"]
                 else:
@@ -295,7 +337,7 @@ class _Kernel:
         p.comment("Sᵀ = K Qᵀ")
         sT = [p.vreg(f"s_{tag}{kt}", 16) for kt in range(2)]
         for kt in range(2):
-            for x in range(2):
+            for x in range(ks):
                 p.mfma_scale_f32_32x32x64_fp8(sT[kt], ka[kt][x], self.qb[x], 0 if x == 0 else sT[kt], c["one"],
                                               c["one"], comment=f"keys {32 * kt}.., dims {64 * x}..")
         if masked:
@@ -304,6 +346,10 @@ class _Kernel:
         p.comment("t = S c" + ("; masked keys -inf" if masked else ""))
         for kt in range(2):
             for r in range(16):
+                if not masked:
+                    if r % 2 == 0:
+                        p.v_pk_mul_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["scale2"])
+                    continue
                 p.v_mul_f32_e32(sT[kt][r], a["scale_log2"], sT[kt][r])
                 if masked:
                     p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
@@ -316,12 +362,14 @@ class _Kernel:
         p.v_mov_b32_e32(xa, mx)
         p.v_mov_b32_e32(xb, mx)
         p.op("v_permlane32_swap_b32", xa, xb)
-        mblk, mnew, neg, kbv, c0, alpha = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "m_new", "neg", "kb", "c0",
-                                                                           "alpha"))
+        mblk, mnew, neg, kbv, c0 = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "m_new", "neg", "kb", "c0"))
+        alpha2 = p.vreg(f"alpha_{tag}", 2)
+        alpha = alpha2[0]
         p.v_max3_f32(mblk, mx, xa, xb)
         p.v_max_f32_e32(mnew, st["m"], mblk)
         p.v_sub_f32_e32(alpha, st["m"], mnew)
         p.v_exp_f32_e32(alpha, alpha, comment="alpha = exp2(m - m_new)")
+        p.v_mov_b32_e32(alpha2[1], alpha, comment="(alpha, alpha) for the packed accumulator update")
         p.v_sub_f32_e32(neg, mnew, mblk)
         p.v_min_f32_e32(neg, c["lim"], neg)
         p.v_cvt_u32_f32_e32(kbv, neg, comment="kb = (int)min(m_new - m_blk, 255); NaN -> 0")
@@ -356,9 +404,14 @@ class _Kernel:
         va_ = p.vreg(f"vis_{tag}", 8) if masked else None
         lsum, pval = p.vreg(f"l_lane_{tag}"), p.vreg(f"pval_{tag}")
         vbyte = p.vreg(f"visb_{tag}") if masked else None
-        p.v_mov_b32_e32(lsum, 0)
         slot = {0: 0, 1: 2, 2: 1, 3: 3}
+        if not masked:
+            self.lean_p_full(sT, c0, mnew, pa, lsum, slot)
+        else:
+            p.v_mov_b32_e32(lsum, 0)
         for kt in range(2):
+            if not masked:
+                break
             for r in range(16):
                 lean_p(code, sT[kt][r])
                 if masked:
@@ -375,6 +428,8 @@ class _Kernel:
                         p.v_mov_b32_e32(dst, src)
                     else:
                         p.v_lshl_or_b32(dst, src, 8 * (r % 4), dst)
+        p.comment("P into the B layout: keys exchanged between the lane halves")
+        for kt in range(2):
             for reg in ([pa, va_] if masked else [pa]):
                 p.op("v_permlane32_swap_b32", reg[4 * kt + 0], reg[4 * kt + 1], comment="keys 4-7 <-> 16-19")
                 p.op("v_permlane32_swap_b32", reg[4 * kt + 2], reg[4 * kt + 3], comment="keys 12-15 <-> 24-27")
@@ -439,16 +494,19 @@ class _Kernel:
                                    offset=V_LDS_BYTES + 2048 * et + 32 * half)
                 p.mfma_scale_f32_32x32x64_fp8(cnt, vn, va_, 0, c["one"], c["one"], comment="visible NaN V codes")
             p.op("s_and_saveexec_b64", sm["saved_exec"], sm["kb_big"])
+            p.s_cbranch_execz(f".Lrare_kb_{tag}{et}", comment="no row with kb > 123 (the common case): skip")
             for r in range(16):
                 p.v_mul_f32_e32(pv[r], pv[r], sblk)
+            p.label(f".Lrare_kb_{tag}{et}")
             p.op("s_mov_b64", "exec", sm["saved_exec"])
             if masked:
                 for r in range(16):
                     p.v_cmp_gt_f32_e64(sm["has_nan"], cnt[r], 0)
                     p.v_cndmask_b32_e64(pv[r], pv[r], c["qnan"], sm["has_nan"])
                 p.op("s_and_saveexec_b64", sm["saved_exec"], sm["skip"])
-            for r in range(16):
-                p.v_fma_f32(self.acc[et][r], self.acc[et][r], alpha, pv[r])
+            for r in range(0, 16, 2):
+                p.v_pk_fma_f32(self.acc[et][r:r + 2], self.acc[et][r:r + 2], alpha2, pv[r:r + 2],
+                               comment="acc = fma(acc, alpha, pv s_blk), two per op")
             if masked:
                 p.op("s_mov_b64", "exec", sm["saved_exec"])
         p.comment("row state: l, l2 (corrected LSE), m" + (" (rows that see a key of the block)" if masked else ""))
@@ -474,6 +532,77 @@ class _Kernel:
             p.s_cselect_b32(e, 0, e, comment="extent left, 0 when past seqlen_k")
         if masked:
             p.s_add_u32(s["j0"], s["j0"], 64)
+
+    def lean_p_full(self, sT, c0, mnew, pa, lsum, slot):
+        """Lean P codes of a full block (no masked key) with packed fp32 ops, packed into the B layout `pa`, and
+        the lane's exact code sum `lsum`. The same IEEE operations as the per-element form (t - m_new as
+        t + (-m_new), the FMA, the clamp), the rounding by adding MAGIC_ROUND (RNE, like v_rndne_f32) whose byte 0
+        is the code, and the sum of the decoded codes in another order (exact: multiples of 2^-9 below 2^15). A
+        NaN y (the code 0x7F) takes the per-element path after a wave-uniform test of the lane's sum of y."""
+        p, c, sm = self.p, self.c, self.sm
+        tag = "f"
+        nm2, c02 = p.vreg("neg_m_new", 2), p.vreg("c0_pair", 2)
+        p.v_xor_b32_e32(nm2[0], "0x80000000", mnew, comment="-m_new (exact)")
+        p.v_mov_b32_e32(nm2[1], nm2[0])
+        p.v_mov_b32_e32(c02[0], c0)
+        p.v_mov_b32_e32(c02[1], c0)
+        p.comment("Lean P: y = (t - m_new) 8 + c0, two logits per op, in place")
+        for kt in range(2):
+            for r in range(0, 16, 2):
+                p.v_pk_add_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], nm2)
+                p.v_pk_fma_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["eight2"], c02)
+        p.comment("NaN test: a NaN y in the lane makes the sum of its y NaN (y <= 8 kb + 121: no +inf, no inf - inf)")
+        ys = [sT[kt][r:r + 2] for kt in range(2) for r in range(0, 16, 2)]
+        acc2 = p.vreg("ysum", 2)
+        p.v_pk_add_f32(acc2, ys[0], ys[1])
+        for y2 in ys[2:]:
+            p.v_pk_add_f32(acc2, acc2, y2)
+        p.v_add_f32_e32(acc2[0], acc2[0], acc2[1])
+        p.v_cmp_u_f32_e64("vcc", acc2[0], acc2[0])
+        p.s_cbranch_vccnz(f".Lnan_codes_{tag}", comment="some lane has a NaN logit (rare): per-element codes")
+        p.comment("Lean P: clamp to [0, 121], RNE by adding MAGIC_ROUND (byte 0 = the code)")
+        for kt in range(2):
+            for r in range(16):
+                p.v_med3_f32(sT[kt][r], sT[kt][r], 0, c["maxf"])
+            for r in range(0, 16, 2):
+                p.v_pk_add_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["magic2"])
+        p.comment("pack: 4 codes per dword (v_perm_b32); code sum: v_cvt_pk_f32_fp8 + v_pk_add_f32 (exact)")
+        s2, x01, x23, pv2 = p.vreg("lsum_pair", 2), p.vreg("codes01"), p.vreg("codes23"), p.vreg("pvals", 2)
+        first = True
+        for kt in range(2):
+            for g in range(4):
+                y = sT[kt][4 * g:4 * g + 4]
+                p.v_perm_b32(x01, y[1], y[0], self.sel["5010400"], comment="codes r, r+1 in bytes 0, 1")
+                p.v_perm_b32(x23, y[3], y[2], self.sel["5010400"])
+                for x in (x01, x23):
+                    p.op("v_cvt_pk_f32_fp8_e32", pv2 if not first else s2, x)
+                    if not first:
+                        p.v_pk_add_f32(s2, s2, pv2)
+                    first = False
+                p.v_perm_b32(pa[4 * kt + slot[g]], x23, x01, self.sel["5040100"], comment="4 codes")
+        p.v_add_f32_e32(lsum, s2[0], s2[1], comment="the lane's code sum (exact)")
+        p.s_branch(f".Lcodes_done_{tag}")
+        p.label(f".Lnan_codes_{tag}")
+        p.comment("per element from y: NaN -> 0x7F, clamp, round, convert, pack, sum")
+        code = p.vreg("code_nan_path")
+        pval = p.vreg("pval_nan_path")
+        p.v_mov_b32_e32(lsum, 0)
+        for kt in range(2):
+            for r in range(16):
+                y = sT[kt][r]
+                p.v_cmp_u_f32_e64(sm["isnan"], y, y)
+                p.v_med3_f32(y, y, 0, c["maxf"])
+                p.v_rndne_f32_e32(y, y)
+                p.v_cvt_u32_f32_e32(code, y)
+                p.v_cndmask_b32_e64(code, code, c["nanc"], sm["isnan"])
+                p.v_cvt_f32_fp8_e32(pval, code)
+                p.v_add_f32_e32(lsum, lsum, pval)
+                dst = pa[4 * kt + slot[r // 4]]
+                if r % 4 == 0:
+                    p.v_mov_b32_e32(dst, code)
+                else:
+                    p.v_lshl_or_b32(dst, code, 8 * (r % 4), dst)
+        p.label(f".Lcodes_done_{tag}")
 
     # ----------------------------------------------------------------------------------------------- epilogue
     def epilogue(self):
@@ -552,11 +681,11 @@ class _Kernel:
         with p.loop(".Lmasked", s["blk"], s["nblk"]):
             self.block(masked=True)
         self.epilogue()
-        return KernelSpec(self.cfg.name, __doc__.split("\n\n")[0], ARGS, p, workgroup_size=64,
+        return KernelSpec(self.cfg.name, self.cfg.description, self.args, p, workgroup_size=64,
                           lds_bytes=2 * V_LDS_BYTES, workgroup_ids=3)
 
 
 def build(cfg: Config = Config()) -> KernelSpec:
-    if (cfg.m, cfg.d, cfg.dv) != (32, 128, 128):
+    if (cfg.m, cfg.d, cfg.dv) not in ((32, 128, 128), (32, 192, 128)):
         raise ValueError(f"unsupported FP8 attention config {cfg}")
     return _Kernel(cfg).build()

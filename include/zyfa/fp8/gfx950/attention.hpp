@@ -1,7 +1,7 @@
 // zyfa/fp8/gfx950/attention.hpp -- host side of the generated gfx950 FP8 forward attention kernels
 // (tools/zyfa_gen/kernels/attn_fwd_fp8.py; docs/fp8-gfx950.md): the zyfa recipe of host/fp8_spec.hpp on e4m3fn
-// Q/K/V with per-tensor descales, bf16 out, optional LSE. Head dims (128, 128); causal (bottom-right) or not;
-// any seqlen_q, seqlen_k >= 1; batch; GQA/MQA; BSHD element strides.
+// Q/K/V with per-tensor descales, bf16 out, optional LSE. Head dims (128, 128) and MLA (192, 128); causal
+// (bottom-right) or not; any seqlen_q, seqlen_k >= 1; batch; GQA/MQA; BSHD element strides.
 //
 // Argument checks and the packed argument struct are platform-free (validate_fp8_attention, make_fp8_attention_args,
 // tested on the host); the launch (launch_fp8_attention) is HIP on AMD only and goes through the generated dispatch
@@ -29,13 +29,47 @@ namespace zyfa::fp8::gfx950 {
 /// nullptr when that pair has no generated kernel.
 inline const char* attention_config(std::int64_t head_dim_qk, std::int64_t head_dim_v) {
   if (head_dim_qk == 128 && head_dim_v == 128) return "m=32,d=128,dv=128";
+  if (head_dim_qk == 192 && head_dim_v == 128) return "m=32,d=192,dv=128";
   return nullptr;
 }
 inline constexpr const char* kAttentionFamily = "attn_fwd_fp8";
 /// Query rows per workgroup (one wave) of the generated kernels.
 inline constexpr std::int64_t kAttentionBlockM = 32;
 
+/// The packed kernel arguments: every generated attention kernel takes the same argument list
+/// (tools/zyfa_gen/kernels/attn_fwd_fp8.py, args()); the MLA kernel's struct is checked against it member by member.
 using AttentionArgs = gen::zyfa_fp8_fwd_d128_m32_args;
+using MlaAttentionArgs = gen::zyfa_fp8_fwd_d192_dv128_m32_args;
+static_assert(sizeof(AttentionArgs) == sizeof(MlaAttentionArgs), "attention kernels: one argument layout");
+#define ZYFA_FP8_SAME_OFFSET(m)                                                 \
+  static_assert(offsetof(AttentionArgs, m) == offsetof(MlaAttentionArgs, m) && \
+                    sizeof(AttentionArgs::m) == sizeof(MlaAttentionArgs::m),   \
+                "attention kernels: one argument layout (" #m ")")
+ZYFA_FP8_SAME_OFFSET(q);
+ZYFA_FP8_SAME_OFFSET(k);
+ZYFA_FP8_SAME_OFFSET(v);
+ZYFA_FP8_SAME_OFFSET(out);
+ZYFA_FP8_SAME_OFFSET(lse);
+ZYFA_FP8_SAME_OFFSET(q_batch_stride);
+ZYFA_FP8_SAME_OFFSET(q_row_stride);
+ZYFA_FP8_SAME_OFFSET(q_head_stride);
+ZYFA_FP8_SAME_OFFSET(k_batch_stride);
+ZYFA_FP8_SAME_OFFSET(k_row_stride);
+ZYFA_FP8_SAME_OFFSET(k_head_stride);
+ZYFA_FP8_SAME_OFFSET(v_batch_stride);
+ZYFA_FP8_SAME_OFFSET(v_row_stride);
+ZYFA_FP8_SAME_OFFSET(v_head_stride);
+ZYFA_FP8_SAME_OFFSET(out_batch_stride);
+ZYFA_FP8_SAME_OFFSET(out_row_stride);
+ZYFA_FP8_SAME_OFFSET(out_head_stride);
+ZYFA_FP8_SAME_OFFSET(seqlen_q);
+ZYFA_FP8_SAME_OFFSET(seqlen_k);
+ZYFA_FP8_SAME_OFFSET(num_heads);
+ZYFA_FP8_SAME_OFFSET(group_magic);
+ZYFA_FP8_SAME_OFFSET(causal);
+ZYFA_FP8_SAME_OFFSET(scale_log2);
+ZYFA_FP8_SAME_OFFSET(v_descale);
+#undef ZYFA_FP8_SAME_OFFSET
 
 /// Preconditions of the gfx950 FP8 kernels beyond make_params' (which validated shapes, strides and pointers).
 /// Returns unsupported (message naming the argument) for: a dtype other than e4m3fn (e4m3fnuz is gfx942's
@@ -52,7 +86,7 @@ inline Status validate_fp8_attention(const AttentionParams& p) {
   if (attention_config(p.head_dim_qk, p.head_dim_v) == nullptr)
     return Status::unsupported("q: head dims (" + std::to_string(p.head_dim_qk) + ", " +
                                std::to_string(p.head_dim_v) +
-                               ") have no generated gfx950 FP8 kernel (built: (128, 128))");
+                               ") have no generated gfx950 FP8 kernel (built: (128, 128), (192, 128))");
   if (p.is_varlen()) return Status::unsupported("cu_seqlens_q: variable-length FP8 attention is not generated yet");
   if (p.needs_64bit_offsets())
     return Status::unsupported("q: tensor offsets exceed 32-bit indexing (gfx950 FP8 kernels use 32-bit buffers)");

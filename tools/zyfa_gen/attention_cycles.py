@@ -1,0 +1,285 @@
+"""Modelled cycle report of the generated FP8 attention kernels (``python3 tools/gen_asm.py --cycles``).
+
+**Every number here is modelled, not measured**: no MI355X has run these kernels. The model is
+:mod:`gfx950isa.cycles` (docs/cycle-model.md); this module applies it to the checked-in ``.s`` of each attention
+kernel and turns the per-block cycles into whole-problem figures:
+
+* steady state: the full-block loop (``.Lfull``) run 9 and 8 times, the difference is one 64-key block (one and
+  two waves per SIMD; the two-wave figure runs two copies of the stream with no synchronisation between them,
+  not a ping-pong schedule); the same for the masked loop (``.Lmasked``); the rest of a workgroup (prologue,
+  epilogue) is the run with one block of each minus those two blocks;
+* matrix-pipe busy % = MFMA busy cycles / cycles of the steady-state block; VALU cycles per 32x128 block = twice
+  the VALU pipe cycles of one 64-key block of one wave;
+* a problem (batch 1, 16 heads, seqlen_q = seqlen_k = tokens, causal, as the H200 FP8 benchmarks of
+  bench/results.csv) is the kernel's grid (ceil(tokens / 32) x 16 workgroups) dispatched in grid order (x fastest)
+  onto SIMDS x W wave slots, each workgroup to the slot that frees first; W = the waves per SIMD the kernel's
+  VGPR allocation allows (512 / allocated, at most 2 here), a workgroup's time = rest + full blocks x C_full +
+  masked blocks x C_masked at W waves per SIMD. TFLOP/s = 4 b h s^2 (d_qk + d_v) / 2 / 2 (causal) / time — the
+  benchmarks' formula, so the masked half of the diagonal blocks is work the kernel does but is not counted.
+
+Not modelled: HBM/L2 bandwidth and contention between SIMDs (VMEM latency is an L2-hit figure), instruction
+fetch, the clock under load and workgroup launch cost. Conditional branches are not taken (the per-element
+path for NaN logits is not modelled), except the skips of rare work (labels ``.Lrare*``: the kb > 123 scaling),
+which are taken: the common case, where no row's block max lies more than 123 binades below its running max.
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import re
+
+from gfx950isa import table
+from gfx950isa.cycles import _flatten, simulate
+from gfx950isa.roles import analyze
+from gfx950isa.syntax import Instr, parse_items
+
+__all__ = ["AttentionCycles", "attention_cycles", "problem_tflops", "attention_report_lines", "PUBLISHED_ATTENTION",
+           "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "loop_valu_classes", "attention_kernels",
+           "attention_csv_rows"]
+
+#: clocks of the report: the model's peak clock and 1.63 GHz (a clock under sustained matrix load)
+CLOCKS_GHZ = (table.CLOCK_GHZ, 1.63)
+TOKENS = (16384, 32768)
+HEADS = 16
+BLOCK_M = 32
+KEYS = 64
+
+#: published MI355X figures of the ZYFA report (design notes, "Published anchors"); zyfa has not run on an MI355X
+PUBLISHED_ATTENTION = {
+    (128, 128): "ZYFA 2,672 TFLOP/s (FP8 hd128, Gaussian, 32K tokens; 53% of FP8 peak), AITER 39% of peak",
+    (192, 128): "ZYFA 2,464 TFLOP/s, AITER 1,237 TFLOP/s (FP8 MLA 192/128, Gaussian, 32K tokens)",
+}
+
+
+@dataclasses.dataclass
+class AttentionCycles:
+    """Modelled per-block and per-workgroup cycles of one attention kernel."""
+    name: str
+    d: int
+    dv: int
+    vgprs: int
+    waves_per_simd: int
+    full_cycles: dict       # waves (1, 2) -> cycles of one 64-key full block (per wave)
+    full_busy_pct: dict     # waves -> matrix-pipe busy % in the full-block loop
+    masked_cycles: dict     # waves -> cycles of one masked block
+    rest_cycles: dict       # waves -> prologue + epilogue of one workgroup
+    valu_cycles_block: float   # VALU pipe cycles of one wave per 64-key full block
+    mfma_cycles_block: float   # matrix-pipe cycles per 64-key full block (one wave)
+    flops_block: int           # MFMA FLOPs of one full block
+
+    @property
+    def valu_per_32x128(self) -> float:
+        return 2 * self.valu_cycles_block
+
+    def loop_tflops(self, waves: int, clock_ghz: float) -> float:
+        """Modelled TFLOP/s of the full-block loop alone (every SIMD running it; no masking, prologue, epilogue)."""
+        return waves * self.flops_block / self.full_cycles[waves] * clock_ghz * 1e9 * table.SIMDS / 1e12
+
+
+def attention_kernels() -> dict:
+    """{kernel name: (head_dim_qk, head_dim_v)} of every generated attention kernel (kernels.ALL)."""
+    from .kernels import ALL
+    return {n: (cfg.d, cfg.dv) for n, (mod, cfg) in ALL.items() if mod.__name__.endswith(".attn_fwd_fp8")}
+
+
+#: branches around rare work (``s_cbranch_execz .Lrare_*``: no row of the wave needs it) are modelled as taken
+RARE_PREFIX = ".Lrare"
+
+
+def _run(items, waves: int, full: int, masked: int):
+    trips = {".Lfull": full, ".Lmasked": masked}
+    trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
+    return simulate([items for _ in range(waves)], trips)
+
+
+def _vgprs(asm: str) -> int:
+    m = re.search(r"VGPR live max \d+, allocated (\d+)", asm)
+    if not m:
+        raise ValueError("attention cycles: no register banner in the .s")
+    return int(m.group(1))
+
+
+def attention_cycles(name: str, asm: str, d: int, dv: int) -> AttentionCycles:
+    items = parse_items(asm)
+    vg = _vgprs(asm)
+    waves_per_simd = max(1, min(2, 512 // (-(-vg // 8) * 8)))
+    fc, fb, mc, rc = {}, {}, {}, {}
+    valu = mfma = flops = 0
+    for w in (1, 2):
+        a, b = _run(items, w, 8, 1), _run(items, w, 9, 1)
+        fc[w] = b.cycles - a.cycles
+        fb[w] = 100.0 * (b.mfma_busy - a.mfma_busy) / fc[w]
+        if w == 1:
+            valu, mfma, flops = b.valu_cycles - a.valu_cycles, b.mfma_busy - a.mfma_busy, b.flops - a.flops
+        m8, m9 = _run(items, w, 1, 8), _run(items, w, 1, 9)
+        mc[w] = m9.cycles - m8.cycles
+        rc[w] = _run(items, w, 1, 1).cycles - fc[w] - mc[w]
+    return AttentionCycles(name, d, dv, vg, waves_per_simd, fc, fb, mc, rc, valu, mfma, flops)
+
+
+def _blocks(tile: int, s: int, causal: bool):
+    """(full, masked) 64-key blocks of query tile `tile` for seqlen_q = seqlen_k = s (the kernel's n_first/n_last)."""
+    row0 = BLOCK_M * tile
+    base = row0 + 1 if causal else s
+    n_first = max(0, min(base, s))
+    n_last = max(0, min(base + min(s - row0, BLOCK_M) - 1, s))
+    nfull, nblk = n_first // KEYS, (n_last + KEYS - 1) // KEYS
+    return nfull, max(nblk - nfull, 0)
+
+
+def problem_tflops(c: AttentionCycles, tokens: int, clock_ghz: float, heads: int = HEADS, causal: bool = True,
+                   waves: int | None = None):
+    """(modelled TFLOP/s, modelled ms) of batch 1, `heads` heads, seqlen_q = seqlen_k = tokens (module docstring)."""
+    w = waves or c.waves_per_simd
+    tiles = -(-tokens // BLOCK_M)
+    per_tile = []
+    for t in range(tiles):
+        nf, nm = _blocks(t, tokens, causal)
+        per_tile.append(c.rest_cycles[w] + nf * c.full_cycles[w] + nm * c.masked_cycles[w])
+    slots = [0.0] * (table.SIMDS * w)
+    heapq.heapify(slots)
+    for _ in range(heads):  # grid order: x (tile) fastest, then the head
+        for cyc in per_tile:
+            heapq.heappush(slots, heapq.heappop(slots) + cyc)
+    cycles = max(slots)
+    seconds = cycles / (clock_ghz * 1e9)
+    flop = 4.0 * heads * tokens * tokens * (c.d + c.dv) / 2 / (2 if causal else 1)
+    return flop / seconds / 1e12, seconds * 1e3
+
+
+def loop_valu_mix(asm: str, label: str = ".Lfull") -> list:
+    """[(mnemonic, count, VALU pipe cycles)] of one steady-state trip of the loop at `label` (as the model runs
+    it), most cycles first: where the vector cycles of one block go."""
+    mix: dict = {}
+    for ins in _steady_body(asm, label):
+        tm = table.TIMING.get(table.timing_class(ins.base, ins.kind))
+        if tm is None or tm.pipe != "valu":
+            continue
+        n, cyc = mix.get(ins.mnemonic, (0, 0))
+        mix[ins.mnemonic] = (n + 1, cyc + tm.occupancy)
+    return sorted(((k, n, cyc) for k, (n, cyc) in mix.items()), key=lambda r: (-r[2], r[0]))
+
+
+#: classes of the loop's VALU work: (class, section comment prefixes of the generated .s or None for any,
+#: mnemonic prefixes or None for any); the first match wins
+VALU_CLASSES = [
+    ("V addresses (v_add_u32 per V dword)", ("V: lane loads",), None),
+    ("t = S c (v_mul / v_pk_mul per logit)", ("t = S c",), ("v_mul_f32", "v_pk_mul_f32")),
+    ("block row max (v_max3, permlane)", ("t = S c",), ("v_max3", "v_mov", "v_permlane")),
+    ("NaN test of the lane's y (sum, compare)", ("NaN test",), None),
+    ("row sum of the codes (fp8 decode + add)", ("Lean P codes", "pack:"),
+     ("v_cvt_f32_fp8", "v_cvt_pk_f32_fp8", "v_add_f32", "v_pk_add_f32")),
+    ("P packing (byte inserts / v_perm_b32, B-layout permlane swaps)", ("Lean P codes", "pack:", "P into"),
+     ("v_lshl_or", "v_mov", "v_permlane", "v_perm_b32")),
+    ("Lean P codes (y, NaN code, clamp, round, convert)", ("Lean P",), None),
+    ("V transpose (v_perm_b32)", ("Vᵀ to LDS",), None),
+    ("s_blk for kb > 123 (v_mul under EXEC)", ("Vᵀ A operands",), ("v_mul_f32",)),
+    ("accumulator update (acc = fma(acc, alpha, pv))", ("Vᵀ A operands",), ("v_fma", "v_pk_fma")),
+    ("per-row work (alpha, kb, e_blk, P_top, s_blk, l, l2, m)", None, None),
+]
+
+
+def _steady_body(asm: str, label: str = ".Lfull") -> list:
+    """The instructions one steady-state trip of the loop at `label` executes in the model (rare-work skips
+    taken, other conditional branches not taken)."""
+    items = parse_items(asm)
+    for x in items:
+        if isinstance(x, Instr) and not x.kind:
+            analyze(x)
+    trips = {label: 3, ".Lmasked": 1}
+    trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
+    flat = _flatten(items, trips)
+    first = None
+    for i, x in enumerate(items):
+        if isinstance(x, tuple) and x[1] == label:
+            first = next(y for y in items[i + 1:] if isinstance(y, Instr)).index
+            break
+    starts = [k for k, ins in enumerate(flat) if ins.index == first]
+    return flat[starts[1]:starts[2]]
+
+
+def loop_valu_classes(asm: str, label: str = ".Lfull") -> list:
+    """[(class, ops, VALU pipe cycles)] of one steady-state trip of the loop at `label`, in VALU_CLASSES order:
+    the loop's vector work by what it is for (attributed by the section comments the generator writes)."""
+    section, sec_of = "", {}
+    for n, line in enumerate(asm.splitlines(), 1):
+        if line.startswith("\t; "):
+            section = line[3:]
+        sec_of[n] = section
+    out = {c: [0, 0] for c, _, _ in VALU_CLASSES}
+    for ins in _steady_body(asm, label):
+        tm = table.TIMING.get(table.timing_class(ins.base, ins.kind))
+        if tm is None or tm.pipe != "valu":
+            continue
+        sec = sec_of.get(ins.line, "")
+        for c, prefixes, mns in VALU_CLASSES:
+            if (prefixes is None or sec.startswith(prefixes)) and (mns is None or ins.mnemonic.startswith(mns)):
+                out[c][0] += 1
+                out[c][1] += tm.occupancy
+                break
+    return [(c, n, cyc) for c, (n, cyc) in out.items()]
+
+
+def attention_report_lines(generated: dict, kernels: dict) -> list:
+    """Report lines for the attention kernels among `generated` ({name: asm}); `kernels`: {name: (d, dv)}."""
+    out = ["FP8 attention kernels, steady state and whole problems (modelled, not measured; model limits: "
+           "docs/fp8-gfx950.md):"]
+    peak = {clk: 2 * 32 * 32 * 64 / 64 * table.SIMDS * clk * 1e9 / 1e12 for clk in CLOCKS_GHZ}
+    rows = []
+    for name, asm in generated.items():
+        if name not in kernels:
+            continue
+        d, dv = kernels[name]
+        c = attention_cycles(name, asm, d, dv)
+        out.append(f"  {name} (head dims {d}, {dv}; VGPRs {c.vgprs}, {c.waves_per_simd} wave(s)/SIMD):")
+        for w in (1, 2):
+            out.append(f"    full-block loop, {w} wave(s)/SIMD: {c.full_cycles[w]} cycles per 64-key block"
+                       f"{' per wave' if w == 2 else ''}, matrix pipe busy {c.full_busy_pct[w]:.1f}%, "
+                       f"{c.loop_tflops(w, table.CLOCK_GHZ):.0f} TFLOP/s at {table.CLOCK_GHZ} GHz (modelled, not "
+                       "measured)")
+        out.append(f"    VALU cycles per 32x128 block: {c.valu_per_32x128:.0f} (ZYFA publishes 384 for Lean P; "
+                   f"modelled, not measured); matrix cycles per 32x128 block {2 * c.mfma_cycles_block:.0f}")
+        out.append(f"    masked block {c.masked_cycles[1]} cycles, prologue + epilogue {c.rest_cycles[1]} cycles "
+                   "(1 wave; modelled)")
+        for tokens in TOKENS:
+            cells = []
+            for clk in CLOCKS_GHZ:
+                tf, ms = problem_tflops(c, tokens, clk)
+                cells.append(f"{tf:.0f} TFLOP/s ({ms:.3f} ms, {100 * tf / peak[clk]:.1f}% of peak) at {clk} GHz")
+            out.append(f"    causal, {tokens // 1024}K tokens (batch 1, {HEADS} heads): " + "; ".join(cells) +
+                       " (modelled, not measured)")
+        out.append(f"    published (MI355X, ZYFA report; not zyfa's measurement): {PUBLISHED_ATTENTION[(d, dv)]}")
+        mix = loop_valu_mix(asm)
+        total = sum(cyc for _, _, cyc in mix)
+        out.append(f"    VALU cycles of one 64-key full block by instruction ({total} in all; modelled): " +
+                   ", ".join(f"{m} {n}x {cyc}" for m, n, cyc in mix[:12]) +
+                   (f", {len(mix) - 12} others {sum(cyc for _, _, cyc in mix[12:])}" if len(mix) > 12 else ""))
+        out.append("    by purpose (modelled; ops, cycles): " +
+                   "; ".join(f"{cl} {n}, {cyc}" for cl, n, cyc in loop_valu_classes(asm)))
+        rows.append(c)
+    out.append("  summary (modelled, not measured; causal, batch 1, 16 heads, seqlen = tokens; TFLOP/s):")
+    head = (f"  {'kernel':<30} {'busy% 1w':>8} {'busy% 2w':>8} {'VALU/32x128':>11} " +
+            " ".join(f"{f'{t // 1024}K@{clk}GHz':>12}" for clk in CLOCKS_GHZ for t in TOKENS) + "  published")
+    out.append(head)
+    for c in rows:
+        cells = " ".join(f"{problem_tflops(c, t, clk)[0]:12.0f}" for clk in CLOCKS_GHZ for t in TOKENS)
+        out.append(f"  {c.name:<30} {c.full_busy_pct[1]:8.1f} {c.full_busy_pct[2]:8.1f} {c.valu_per_32x128:11.0f} "
+                   f"{cells}  {PUBLISHED_ATTENTION[(c.d, c.dv)]}")
+    return out
+
+
+def attention_csv_rows(generated: dict, kernels: dict, date: str, clock_ghz: float = table.CLOCK_GHZ) -> list:
+    """bench/results.csv rows (device "MI355X (modelled)", impl zyfa, dtype e4m3fn) of the attention kernels:
+    causal, batch 1, 16 heads (16 K/V heads), seqlen_q = seqlen_k = tokens, at `clock_ghz`; median_ms is the
+    modelled time of that problem. Modelled, not measured."""
+    out = []
+    for name, asm in generated.items():
+        if name not in kernels:
+            continue
+        d, dv = kernels[name]
+        c = attention_cycles(name, asm, d, dv)
+        for tokens in TOKENS:
+            tf, ms = problem_tflops(c, tokens, clock_ghz)
+            out.append(f"{date},MI355X (modelled),zyfa,e4m3fn,{d},{dv},1,1,{HEADS},{HEADS},{tokens},{tokens},"
+                       f"{ms:.4f},{tf:.1f}")
+    return out
