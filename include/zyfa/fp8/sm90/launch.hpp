@@ -88,18 +88,15 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
     const u64 strides[3] = {static_cast<u64>(rs), static_cast<u64>(hs), static_cast<u64>(bs)};
     return arch::sm90::encode_tensor_map_u8_4d(map, ptr, dims, strides, static_cast<std::uint32_t>(rows));
   };
-  // seqlen_k == 0: every row sees no key (out 0, lse -inf) and no K/V tile is loaded; a tensor map needs a dimension
-  // of at least 1, so the K/V maps then describe one (never read) row.
-  const std::int64_t sk_map = p.seqlen_k > 0 ? p.seqlen_k : 1;
   const u64 odims[4] = {static_cast<u64>(p.head_dim_v), static_cast<u64>(p.seqlen_q), static_cast<u64>(p.num_heads),
                         static_cast<u64>(p.batch)};
   const u64 ostrides[3] = {static_cast<u64>(p.out_row_stride) * 2, static_cast<u64>(p.out_head_stride) * 2,
                            static_cast<u64>(p.out_batch_stride) * 2};
   if (!enc_u8(&a.tm_q, p.q, p.head_dim_qk, p.seqlen_q, p.num_heads, p.batch, p.q_row_stride, p.q_head_stride,
               p.q_batch_stride, Cfg::kBlockM) ||
-      !enc_u8(&a.tm_k, p.k, p.head_dim_qk, sk_map, p.num_heads_k, p.batch, p.k_row_stride, p.k_head_stride,
+      !enc_u8(&a.tm_k, p.k, p.head_dim_qk, p.seqlen_k, p.num_heads_k, p.batch, p.k_row_stride, p.k_head_stride,
               p.k_batch_stride, Cfg::kBlockN) ||
-      !enc_u8(&a.tm_v, p.v, p.head_dim_v, sk_map, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
+      !enc_u8(&a.tm_v, p.v, p.head_dim_v, p.seqlen_k, p.num_heads_k, p.batch, p.v_row_stride, p.v_head_stride,
               p.v_batch_stride, Cfg::kBlockN) ||
       !arch::sm90::encode_tensor_map_bf16_4d(&a.tm_o, p.out, odims, ostrides, 64))
     return Status::unsupported(
