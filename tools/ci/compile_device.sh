@@ -21,6 +21,7 @@ DEVICE_TUS=(
   "tests/host/numeric_device.hip||"   # zyfa/numeric conversions in device passes
   "tests/gpu/builtin_kernels.hip||"   # BF16 forward kernels: the built-in head dims + the (96,96) custom example
   "tests/gpu/sm90_ws_kernels.cu|sm_90a|"   # the sm_90a wgmma/TMA pipeline for the built-in head dims
+  "tests/gpu/fp8_sm90_kernels.cu|sm_90a|"   # the sm_90a FP8 kernel (Lean P and the exp2 twin)
 )
 # ---------------------------------------------------------------------------------------------------------
 ALL_TARGETS="gfx950,gfx942,sm_90a"
