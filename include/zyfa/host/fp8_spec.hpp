@@ -153,6 +153,7 @@
 #include "../numeric/constants.hpp"
 #include "../numeric/bf16.hpp"
 #include "../numeric/e4m3.hpp"
+#include "../numeric/lean_p.hpp"
 #include "../params.hpp"
 #include "../status.hpp"
 #include "head_matrix.hpp"
@@ -234,42 +235,20 @@ enum class Fp8LseMode : std::uint8_t { corrected, exact, mean_bias };
 /// kernel's code; the -0.058 shift centres Schraudolph's chord on 2^x, as kLeanPMeanBiasLog2 does for Lean P.
 inline constexpr float kAiterFastExpBias = 1064866816.0f;
 
-/// Keys per P block (one 64-key block of P per online-softmax step; matches the FP8 MFMA's K = 64).
-inline constexpr int kKeyBlock = 64;
-/// e4m3fn code of 2^0 in Lean P (bias 7, mantissa 0: code 7 * 8 = 56).
-inline constexpr int kLeanPCodeOfOne = 56;
-/// Exponent of the top e4m3fn binade the per-block offset lifts probabilities to (code 120 = 2^8 = 256).
-inline constexpr int kTopExponent = 8;
-/// Lean P code of a block's largest probability when the block sets the running max (dmax = 0).
-/// 120 puts it exactly at 2^8. docs/design/DESIGN.md's finding ("The FP8 algorithm"): at an exact binade
-/// boundary Lean P has no overestimate while every other element is overestimated by 0-6% (+4.3% on
-/// average), so an exact 120 under-weights the peak of peaky rows; 121 removed that bias in the first experiment.
-/// Re-measured on the CPU with this host specification (2026-11-29; seqlen 2048 causal, hd 128, GQA 2:1,
-/// per-tensor quantized inputs; zyfa's relative Frobenius error as a multiple of aiter_like's, bf16 output
-/// vs fp64; numerics only, no GPU involved):
-///   input kind            code 120   code 121   code 122
-///   Gaussian                1.42       1.16       1.17
-///   q x3 (peaky)            1.55       0.90       0.95
-///   q x6 (very peaky)       1.45       0.91       0.94
-///   attention sink          0.96       0.33       0.39
-///   4 outlier channels      1.49       0.92       0.97
-///   real: Gemma 3 270M L11  0.40       0.26       0.27   (seqlen 1024, hd 256, data/activations)
-///   real: SmolLM2-135M L15  0.40       0.20       0.21   (seqlen 2048, hd 64)
-/// The finding holds: 121 is best on every kind. tests/host/test_fp8_spec.cpp ("block max code
-/// finding") re-checks 121 < 0.9 x 120 on every CI run. Must be <= 126 (0x7F is NaN). Codes 120..124 on the
-/// real layers and on synthetic rows with and without sinks: docs/fp8-accuracy.md (tools/accuracy/study.py
-/// blockcode); zyfa_v2, whose block max is exact, uses kBlockMaxCodeV2 = 120 instead.
-inline constexpr int kBlockMaxCode = 121;
-static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126,
-              "the block max code must stay in the top binade, below NaN");
 /// Lean P's mean overestimate of 2^x in log2 units: the chord value 1 + f over 2^f, averaged over a
 /// uniformly distributed fractional part f in [0, 1), is the integral of (1 + f) 2^-f = 1 / (2 ln^2 2)
 /// = 1.040684; log2 of that is 0.057533. Subtracted from zyfa's LSE (not from its output, where any
 /// uniform factor cancels against the rounded row sum). Measured effect (host specification, CPU; which
 /// inputs is not recorded in the repository): max |LSE error| fell from 0.039-0.058 to 0.011-0.042 nats.
 inline constexpr float kLeanPMeanBiasLog2 = 0.0575327f;
-/// 1 / 1.040684 = 2 ln^2 2: divides the non-top Lean P values of a block in the corrected LSE (Fp8LseMode).
-inline constexpr float kLeanPInvMeanBias = 0.9609060278f;
+// kKeyBlock, kLeanPCodeOfOne, kTopExponent, kBlockMaxCode, kLeanPInvMeanBias and lean_p_lse_rest: numeric/lean_p.hpp,
+// shared with the GPU kernels.
+using ::zyfa::kBlockMaxCode;
+using ::zyfa::kKeyBlock;
+using ::zyfa::kLeanPCodeOfOne;
+using ::zyfa::kLeanPInvMeanBias;
+using ::zyfa::kTopExponent;
+using ::zyfa::lean_p_lse_rest;
 /// zyfa_v2's chord correction in code units: Lean P's chord 1 + f exceeds 2^f by at most 0.0858 (at f = 1/2);
 /// 8 * 4 * (3/2 - sqrt 2) f (1 - f) removes it exactly at f = 0, 1/2, 1 and to within 0.04 code elsewhere.
 inline constexpr float kLeanPChordCorrection = 2.7451660f;
@@ -422,7 +401,7 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
     const bool lean = recipe == Fp8Recipe::zyfa || v2;
     // zyfa's LSE row sum (file comment, END): the Lean P values of a block's non-top keys are scaled by
     // lse_rest = kLeanPInvMeanBias * 2^-((block_max_code - 120) / 8).
-    const float lse_rest = kLeanPInvMeanBias * std::exp2(-static_cast<float>(block_max_code - 120) / 8.0f);
+    const float lse_rest = lean_p_lse_rest(block_max_code);
     float l2 = 0.0f;
     std::vector<float> pv(static_cast<std::size_t>(dv));
     std::vector<double> blk_scale, blk_alpha;  // per visited block: s_blk, and alpha applied when it arrived

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "../../arch/sm90_probe.hpp"
 #include "../../params.hpp"
 #include "../../platform/platform.hpp"
 #include "../../status.hpp"
@@ -35,28 +36,8 @@ struct WsTile {
 /// runtime error).
 /// `*sm_count` receives the device's multiprocessor count (the persistent grid size).
 inline bool ws_device_ok(int* sm_count) {
-  static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
-  static int sms[64];
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
-  if (dev < 64 && cache[dev] != 0) {
-    *sm_count = sms[dev];
-    return cache[dev] == 1;
-  }
-  int major = 0, minor = 0, compiled = 0;
-  bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
-            minor == 0;
-  if (ok) ok = cudaMemcpyFromSymbol(&compiled, g_ws_body_compiled, sizeof(int)) == cudaSuccess && compiled == 1;
-  int n = 0;
-  if (ok) ok = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0;
-  cudaGetLastError();  // clear a possible error of the probe
-  *sm_count = n;
-  if (dev < 64) {
-    sms[dev] = n;
-    cache[dev] = ok ? 1 : 2;
-  }
-  return ok;
+  static arch::sm90::KernelProbeCache cache;
+  return arch::sm90::sm90a_kernel_ok(&cache, &g_ws_body_compiled, sm_count);
 }
 
 /// True if TMA can address params' tensors: bf16, base addresses 16-byte aligned, every stride of q/k/v/out a

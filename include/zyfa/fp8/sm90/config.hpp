@@ -8,6 +8,7 @@
 // and forms each block's P codes from the same running max.
 #pragma once
 #include "../../arch/target.hpp"
+#include "../../numeric/lean_p.hpp"
 
 namespace zyfa::fp8::sm90 {
 
@@ -30,8 +31,8 @@ struct Fp8Config {
   static constexpr int kDQK = DQK, kDV = DV, kStages = Stages;
   static constexpr PMode kMode = Mode;
   static constexpr bool kPingPong = PingPong;
-  static constexpr int kBlockM = 128;  ///< query rows per work tile = 2 consumer warpgroups x 64
-  static constexpr int kBlockN = 64;   ///< keys per tile = one zyfa P block (host::kKeyBlock)
+  static constexpr int kBlockM = 128;        ///< query rows per work tile = 2 consumer warpgroups x 64
+  static constexpr int kBlockN = kKeyBlock;  ///< keys per tile = one zyfa P block (numeric/lean_p.hpp)
   static constexpr int kPvN = DV + 8;  ///< N of the P.V wgmma: DV columns of V and the ones column (+7 zero columns)
   static constexpr int kThreads =
       384;  ///< warpgroup 0: producer (warp 0: TMA; warps 1-3: V transpose); 1, 2: consumers

@@ -39,6 +39,7 @@
 #include "../../arch/sm90_tma.hpp"
 #include "../../arch/sm90_wgmma.hpp"
 #include "../../numeric/constants.hpp"
+#include "../../numeric/lean_p.hpp"
 #include "../../platform/platform.hpp"
 #include "config.hpp"
 
@@ -64,12 +65,12 @@ struct Fp8Args {
   int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
   float scale_log2;   ///< c = AttentionParams::scale_softmax_log2 (descales folded in)
   float v_descale;
-  float lse_rest;  ///< zyfa's corrected LSE: kLeanPInvMeanBias * 2^-((kBlockMaxCode - 120) / 8) (host/fp8_spec.hpp)
+  float lse_rest;  ///< zyfa's corrected LSE: lean_p_lse_rest(kBlockMaxCode) (numeric/lean_p.hpp)
 };
 
-/// Lean P constants of the specification (host/fp8_spec.hpp; repeated here because the host header is not device
-/// code, and checked equal by tests/gpu/test_fp8_sm90.cu): the block max code and the top exponent.
-inline constexpr int kBlockMaxCode = 121, kTopExponent = 8;
+/// Lean P constants of the specification (numeric/lean_p.hpp): the block max code and the top exponent.
+using ::zyfa::kBlockMaxCode;
+using ::zyfa::kTopExponent;
 
 /// 1 in the device pass that compiled the kernel body (sm_90a), else 0 (read by the host before dispatching).
 static __device__ int g_fp8_body_compiled = ZYFA_SM90A_PASS;

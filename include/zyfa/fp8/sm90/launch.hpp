@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../../dtype.hpp"
+#include "../../arch/sm90_probe.hpp"
 #include "../../params.hpp"
 #include "../../platform/platform.hpp"
 #include "../../status.hpp"
@@ -20,27 +21,8 @@ namespace zyfa::fp8::sm90 {
 /// body compiled for sm_90a, read once per device with cudaMemcpyFromSymbol, which synchronizes: make the first call
 /// outside stream capture). `*sm_count`: the device's multiprocessor count. Never fails loudly.
 inline bool device_ok(int* sm_count) {
-  static int cache[64];  // 0 unknown, 1 yes, 2 no (per device ordinal)
-  static int sms[64];
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
-  if (dev < 64 && cache[dev] != 0) {
-    *sm_count = sms[dev];
-    return cache[dev] == 1;
-  }
-  int major = 0, minor = 0, compiled = 0, n = 0;
-  bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
-            minor == 0;
-  if (ok) ok = cudaMemcpyFromSymbol(&compiled, g_fp8_body_compiled, sizeof(int)) == cudaSuccess && compiled == 1;
-  if (ok) ok = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0;
-  cudaGetLastError();
-  *sm_count = n;
-  if (dev < 64) {
-    sms[dev] = n;
-    cache[dev] = ok ? 1 : 2;
-  }
-  return ok;
+  static arch::sm90::KernelProbeCache cache;
+  return arch::sm90::sm90a_kernel_ok(&cache, &g_fp8_body_compiled, sm_count);
 }
 
 /// Why the TMA tensor maps cannot address params' tensors (empty when they can): base addresses 16-byte aligned,
@@ -122,8 +104,7 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;
   a.v_descale = p.v_descale;
-  // host/fp8_spec.hpp: lse_rest = kLeanPInvMeanBias * exp2(-(kBlockMaxCode - 120) / 8), fp32 as the specification.
-  a.lse_rest = 0.9609060278f * std::exp2(-static_cast<float>(kBlockMaxCode - 120) / 8.0f);
+  a.lse_rest = lean_p_lse_rest(kBlockMaxCode);
   auto kernel = fwd_kernel<Cfg>;
   const rt::error_t attr_err = rt::set_max_dynamic_shared_bytes(kernel, Cfg::kSmemBytes);
   if (attr_err != rt::success)
