@@ -559,6 +559,27 @@ TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments")
   bad = p;
   bad.qkv_dtype = DType::e4m3fnuz;
   CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).code == zyfa::StatusCode::unsupported);
+  // 64-bit base offsets: a tensor beyond 2^32 bytes is accepted when every stride fits 32 bits and 64 rows span
+  // less than 2^32 bytes (the per-lane buffer offsets inside a 64-row block)
+  bad = p;
+  bad.q_batch_stride = 0xfffff000;     // batch 1 of q starts 4 GiB in
+  bad.out_batch_stride = 0x7ffff000;   // batch 1 of out starts 4 GiB in (bf16)
+  bad.k_head_stride = 0x80000000;      // K/V head 1 starts 2 GiB in
+  CHECK(bad.needs_64bit_offsets());
+  CHECK_MESSAGE(zyfa::fp8::gfx950::validate_fp8_attention(bad).ok(),
+                zyfa::fp8::gfx950::validate_fp8_attention(bad).message);
+  CHECK(zyfa::fp8::gfx950::make_fp8_attention_args(bad).q_batch_stride == 0xfffff000u);
+  bad.q_batch_stride = std::int64_t(1) << 32;  // does not fit the 32-bit stride argument
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("q: batch stride 4294967296", 0) == 0);
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).code == zyfa::StatusCode::unsupported);
+  bad = p;
+  bad.k_row_stride = std::int64_t(1) << 26;  // 64 rows x 2^26 bytes = 2^32
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("k: row stride", 0) == 0);
+  bad.k_row_stride = (std::int64_t(1) << 26) - 16;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).ok());
+  bad = p;
+  bad.out_row_stride = std::int64_t(1) << 25;  // bf16: 64 rows x 2^26 bytes
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("out: row stride", 0) == 0);
   // MLA (192, 128): its own kernel in the dispatch table, the same argument struct
   REQUIRE(make(DType::e4m3fn, 192, 128, &p).ok());
   REQUIRE_MESSAGE(zyfa::fp8::gfx950::validate_fp8_attention(p).ok(),

@@ -233,3 +233,64 @@ def check(c: Case, order: str = "fp32_seq", lse: bool = True) -> dict:
     st = compare(c, got_out, got_lse, want_out, want_lse, order)
     st["wave_instructions"] = n
     return st
+
+
+#: rows of one workgroup tile of the generated kernels (grid x = ceil(seqlen_q / TILE_ROWS)); WAVE_ROWS per wave
+TILE_ROWS = 32
+WAVE_ROWS = 32
+
+
+def run_kernel_far(c: Case, batch_idx: int, head_idx: int, tile0: int, seqlen_q: int, num_heads: int, strides: dict,
+                   group: int = 1, order: str = "fp32_seq"):
+    """Runs non-causal `c` (b = 1, h = hk = 1, sq a multiple of TILE_ROWS) as rows tile0 * TILE_ROWS.. of
+    (batch batch_idx, query head head_idx) of a problem with `seqlen_q` rows, `num_heads` heads and the given
+    element strides ({"q": (batch, row, head), "k": ..., "v": ..., "out": ...}), whose byte offsets pass 2^32.
+
+    The emulator's memory is flat (GLOBAL_BASE plus the allocations), so only the rows the launched workgroups touch
+    are allocated: each pointer argument is the buffer's address minus the (batch, head[, first row]) byte offset,
+    modulo 2^64, so that the kernel's 64-bit pointer + offset lands in the buffer (a 32-bit offset or a lost carry
+    lands outside every allocation: EmuError). Non-causal rows are independent of the other rows, so the result
+    must equal the specification's for `c` alone. Returns (out bf16 bits [1, sq, 1, dv], lse [1, 1, sq], wave
+    instructions)."""
+    _, sq, sk, h, hk = c.shape
+    assert not c.causal and h == hk == 1 and sq % TILE_ROWS == 0
+    dqk, dv = c.dqk, c.dv
+    mach = Machine(program(order, c.kernel))
+    row0 = tile0 * TILE_ROWS
+    hk_idx = head_idx // group
+    m64 = (1 << 64) - 1
+
+    def place(x, t, hidx, rows_from, elem, fill):
+        bs, rs, hs = strides[t]
+        s, d = x.shape[1], x.shape[3]
+        buf = np.full(s * rs, fill, x.dtype)
+        for si in range(s):
+            buf[si * rs:si * rs + d] = x[0, si, 0]
+        addr = mach.upload(buf)
+        off = (batch_idx * bs + rows_from * rs + hidx * hs) * elem
+        return addr, (addr - off) & m64, buf
+
+    aq, pq, _ = place(c.q, "q", head_idx, row0, 1, 0x7F)
+    ak, pk, _ = place(c.k, "k", hk_idx, 0, 1, 0x7F)
+    av, pv, _ = place(c.v, "v", hk_idx, 0, 1, 0xFF)
+    ao, po, obuf = place(np.full((1, sq, 1, dv), 0x7FC0, np.uint16), "out", head_idx, row0, 2, 0x7FC0)
+    al = mach.upload(np.full(sq, np.nan, F32))
+    pl = (al - ((batch_idx * num_heads + head_idx) * seqlen_q + row0) * 4) & m64
+    c_log2 = F32(F32(F32(F32(c.qd) * F32(c.kd)) * F32(c.scale)) * LOG2E)
+    magic = 0 if group == 1 else (1 << 32) // group + 1
+    kernarg = struct.pack("<5Q", pq, pk, pv, po, pl)
+    kernarg += struct.pack("<12I", *strides["q"], *strides["k"], *strides["v"], *strides["out"])
+    kernarg += struct.pack("<5I2f4x", seqlen_q, sk, num_heads, magic, 0, c_log2, F32(c.vd))
+    tiles = (seqlen_q + TILE_ROWS - 1) // TILE_ROWS
+    wgs = [(tile0 + t, head_idx, batch_idx) for t in range(sq // TILE_ROWS)]
+    mach.launch(c.kernel, grid=(tiles, num_heads, batch_idx + 1), block=(64 * TILE_ROWS // WAVE_ROWS, 1, 1),
+                kernarg=kernarg, workgroups=wgs)
+    rs = strides["out"][1]
+    full = mach.download(ao, np.uint16, obuf.shape)
+    out = np.stack([full[si * rs:si * rs + dv] for si in range(sq)]).reshape(1, sq, 1, dv)
+    pad = np.ones(full.shape, bool)
+    for si in range(sq):
+        pad[si * rs:si * rs + dv] = False
+    assert (full[pad] == 0x7FC0).all(), "the kernel wrote outside the output rows"
+    lse = mach.download(al, F32, (1, 1, sq))
+    return out, lse, mach.instructions_executed

@@ -190,3 +190,29 @@ def test_wide_logits_clamp_codes_to_zero(dqk):
     want_out, want_lse = fc.run_spec(c)
     got_out, got_lse, _ = fc.run_kernel(c)
     assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]
+
+
+#: element strides (batch, row, head) whose (batch, head, row) byte offsets pass 2^32 (each stride < 2^32)
+FAR_STRIDES = {"q": (0xFFFFF800, 2048, 0x40000000), "k": (0xFFFFFF00, 1024, 0x20000000),
+               "v": (0xFFFFFFFC, 512, 0x10000000), "out": (0xFFFFFF00, 4096, 0x08000000)}
+
+
+@pytest.mark.parametrize("dqk", [128, 192])
+def test_offsets_beyond_32_bits(dqk):
+    """Batch 2, query head 5 of 6 (K/V head 1, group 3), rows 2^21..2^21 + 63 of 2^26: every base offset of q, k, v,
+    out and lse passes 2^32 bytes (q row offset 2^21 x 2048 = 2^32 bytes exactly). Only the touched rows are
+    allocated (pointer arguments moved back by the offsets, fc.run_kernel_far); the result must be the
+    specification's for those rows, bit for bit."""
+    rng = np.random.default_rng(2026 + dqk)
+    c = fc.random_case(f"far_offsets_{dqk}", rng, 1, 64, 200, 1, 1, False, dqk=dqk)
+    row0 = 1 << 21
+    seqlen_q = 1 << 26  # rows beyond the launched tiles are not run (non-causal rows are independent)
+    for t, (bs, rs, hs) in FAR_STRIDES.items():
+        elem = 2 if t == "out" else 1
+        hidx = 5 if t in ("q", "out") else 1
+        assert (2 * bs + hidx * hs) * elem >= 1 << 32
+    assert row0 * FAR_STRIDES["q"][1] >= 1 << 32 and ((2 * 6 + 5) * seqlen_q + row0) * 4 >= 1 << 32
+    want_out, want_lse = fc.run_spec(c)
+    got_out, got_lse, _ = fc.run_kernel_far(c, batch_idx=2, head_idx=5, tile0=row0 // fc.TILE_ROWS,
+                                            seqlen_q=seqlen_q, num_heads=6, strides=FAR_STRIDES, group=3)
+    assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]

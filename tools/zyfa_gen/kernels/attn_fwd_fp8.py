@@ -39,8 +39,14 @@ test of the sum of the lane's y, and only then does the wave take the per-elemen
 The kb > 123 multiply is skipped (s_cbranch_execz to a .Lrare label) when no row needs it; V's key offsets are
 SGPR soffsets (every key of a full block is below seqlen_k).
 
-Memory: Q, K and V are read with buffer loads whose V# covers exactly one (batch, head)'s rows (base moved per
-key block; keys >= seqlen_k and rows >= seqlen_q read 0 and are never used). K goes straight into the MFMA's
+Memory: Q, K and V are read with buffer loads whose V# covers one (batch, head)'s rows (Q, out, lse: the tile's
+rows; K, V: from the key block's first key, base moved per key block; keys >= seqlen_k and rows >= seqlen_q read 0
+and are never used). Base offsets are 64-bit (s_mul_i32 + s_mul_hi_u32, added with carry into the 64-bit
+pointer), so a tensor may pass 2^31 elements and 2^32 bytes. num_records stays <= 2^32 - 1: the Q/out/lse V#s
+hold at most 32 rows (< 2^32 bytes for row strides < 2^26 bytes, a launcher precondition); the K/V V#s take the
+64-bit count of bytes left from the block's first key clamped to 2^32 - 1, which is safe because a block's loads
+stay below 64 row strides + d < 2^32 bytes from the V# base, so a clamped extent still covers every byte the
+block reads and every key it reads there is < seqlen_k. K goes straight into the MFMA's
 f8f6f4 lane layout (dwordx4). V arrives key-major; each lane loads 4 keys x 4 dims (4 dwords), transposes the
 4x4 bytes with 8 v_perm_b32 and writes dims-major to LDS (Vᵀ [128 dims][64 keys], 8 KiB; the masked loop also
 writes the NaN indicator codes, 8 KiB more), from where ds_read_b128 fills the Vᵀ A operands. Output stores run
@@ -160,9 +166,10 @@ class _Kernel:
         p.comment("kernel arguments (offsets from ARGS)")
         a = self.a = load_kernargs(p, self.args, kern)
         s = {}
-        for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk",
-                  "kext", "vext"):
+        for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk"):
             s[x] = p.sreg(f"s_{x}")
+        for x in ("kext", "vext"):
+            s[x] = p.sreg(f"s_{x}", 2)
         self.s = s
         p.s_lshl_b32(s["row0"], tile, 5, comment="first query row of the tile")
         p.s_mul_hi_u32(s["hk"], head, a["group_magic"], comment="K/V head = h / group")
@@ -172,55 +179,70 @@ class _Kernel:
         self.rs = {n: p.sreg(f"rsrc_{n}", 4) for n in ("q", "k", "v", "out", "lse")}
         self.ptr = {n: p.sreg(f"ptr_{n}", 2) for n in ("k", "v")}
 
+        def mad64(dst, x, y, first=False):
+            """dst (SGPR pair) = x * y (first) or dst + x * y, 64-bit (s_mul_i32 + s_mul_hi_u32, add with carry)."""
+            lo, hi = (dst[0], dst[1]) if first else (s["tmp"], s["tmp2"])
+            p.s_mul_i32(lo, x, y)
+            p.s_mul_hi_u32(hi, x, y)
+            if not first:
+                p.s_add_u32(dst[0], dst[0], lo)
+                p.s_addc_u32(dst[1], dst[1], hi)
+
         def base_off(dst, t, hreg, row):
-            p.s_mul_i32(dst, batch, a[f"{t}_batch_stride"])
-            p.s_mul_i32(s["tmp"], hreg, a[f"{t}_head_stride"])
-            p.s_add_u32(dst, dst, s["tmp"])
+            """dst (SGPR pair) = batch * batch_stride + hreg * head_stride [+ row * row_stride] in elements,
+            64-bit: tensors beyond 2^32 elements address correctly (each stride < 2^32 elements, attention.hpp)."""
+            mad64(dst, batch, a[f"{t}_batch_stride"], first=True)
+            mad64(dst, hreg, a[f"{t}_head_stride"])
             if row is not None:
-                p.s_mul_i32(s["tmp"], row, a[f"{t}_row_stride"])
-                p.s_add_u32(dst, dst, s["tmp"])
+                mad64(dst, row, a[f"{t}_row_stride"])
 
         def rsrc(r, ptr_lo, ptr_hi, off, ext, shift=0):
+            """V# at ptr + (off << shift) (64-bit add, carry into the pointer's high dword), num_records ext."""
             if shift:
-                p.s_lshl_b32(off, off, shift)
-            p.s_add_u32(r[0], ptr_lo, off)
-            p.s_addc_u32(r[1], ptr_hi, 0)
+                p.op("s_lshl_b64", off, off, shift, comment="element offset -> bytes (64-bit)")
+            p.s_add_u32(r[0], ptr_lo, off[0])
+            p.s_addc_u32(r[1], ptr_hi, off[1])
             p.s_and_b32(r[1], r[1], "0xffff", comment="base[47:32], stride 0")
             p.s_mov_b32(r[2], ext)
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
 
-        off, ext = p.sreg("s_off"), p.sreg("s_ext")
+        off, ext = p.sreg("s_off", 2), p.sreg("s_ext")
+        p.comment("extents: the Q, out and lse V#s cover only this tile's rows (<= 32 rows; 64 rows span less than")
+        p.comment("2^32 bytes, a launcher precondition, so num_records < 2^32 without a clamp)")
+        trows = p.sreg("s_tile_rows_m1")
+        p.s_sub_u32(trows, a["seqlen_q"], s["row0"])
+        p.s_min_u32(trows, trows, self.cfg.m)
+        p.s_sub_u32(trows, trows, 1, comment="rows of the tile - 1")
         p.comment("Q: this tile's rows of (batch, head)")
         base_off(off, "q", head, s["row0"])
-        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
-        p.s_sub_u32(ext, ext, 1)
-        p.s_mul_i32(ext, ext, a["q_row_stride"])
+        p.s_mul_i32(ext, trows, a["q_row_stride"])
         p.s_add_u32(ext, ext, self.cfg.d)
         rsrc(self.rs["q"], a["q"][0], a["q"][1], off, ext)
         p.comment("out (bf16): this tile's rows; stores run under EXEC = rows < seqlen_q as well")
         base_off(off, "out", head, s["row0"])
-        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
-        p.s_sub_u32(ext, ext, 1)
-        p.s_mul_i32(ext, ext, a["out_row_stride"])
+        p.s_mul_i32(ext, trows, a["out_row_stride"])
         p.s_add_u32(ext, ext, self.cfg.dv)
         p.s_lshl_b32(ext, ext, 1)
         rsrc(self.rs["out"], a["out"][0], a["out"][1], off, ext, shift=1)
-        p.comment("lse: ((b H + h) seqlen_q + row0) floats")
-        p.s_mul_i32(off, batch, a["num_heads"])
-        p.s_add_u32(off, off, head)
-        p.s_mul_i32(off, off, a["seqlen_q"])
-        p.s_add_u32(off, off, s["row0"])
-        p.s_sub_u32(ext, a["seqlen_q"], s["row0"])
-        p.s_lshl_b32(ext, ext, 2)
+        p.comment("lse: ((b H + h) seqlen_q + row0) floats (64-bit)")
+        p.s_add_u32(ext, trows, 1)
+        p.s_lshl_b32(ext, ext, 2, comment="the tile's rows")
+        p.s_mul_i32(s["tmp"], batch, a["num_heads"])
+        p.s_add_u32(s["tmp"], s["tmp"], head, comment="b H + h (< 2^32: both < 65,536)")
+        mad64(off, s["tmp"], a["seqlen_q"], first=True)
+        p.s_add_u32(off[0], off[0], s["row0"])
+        p.s_addc_u32(off[1], off[1], 0)
         rsrc(self.rs["lse"], a["lse"][0], a["lse"][1], off, ext, shift=2)
-        p.comment("K, V: (batch, K/V head) base pointers and extents; the V# is rebuilt per key block")
+        p.comment("K, V: (batch, K/V head) base pointers (64-bit) and the bytes left from the block's first key")
+        p.comment("(64-bit: (seqlen_k - 1) row_stride + d may pass 2^32); the V# is rebuilt per key block")
         for t, e in (("k", s["kext"]), ("v", s["vext"])):
             base_off(off, t, s["hk"], None)
-            p.s_add_u32(self.ptr[t][0], a[t][0], off)
-            p.s_addc_u32(self.ptr[t][1], a[t][1], 0)
-            p.s_sub_u32(e, a["seqlen_k"], 1)
-            p.s_mul_i32(e, e, a[f"{t}_row_stride"])
-            p.s_add_u32(e, e, self.cfg.d if t == "k" else self.cfg.dv)
+            p.s_add_u32(self.ptr[t][0], a[t][0], off[0])
+            p.s_addc_u32(self.ptr[t][1], a[t][1], off[1])
+            p.s_sub_u32(s["tmp"], a["seqlen_k"], 1)
+            mad64(e, s["tmp"], a[f"{t}_row_stride"], first=True)
+            p.s_add_u32(e[0], e[0], self.cfg.d if t == "k" else self.cfg.dv)
+            p.s_addc_u32(e[1], e[1], 0)
         p.comment("visible keys: n_i = clamp(row0 + i + row_base, 0, seqlen_k)")
         p.s_add_u32(s["tmp"], a["seqlen_k"], 1)
         p.s_sub_u32(s["tmp"], s["tmp"], a["seqlen_q"])
@@ -310,7 +332,8 @@ class _Kernel:
         for r, t, e in ((rk, "k", s["kext"]), (rv, "v", s["vext"])):
             p.s_mov_b32(r[0], self.ptr[t][0])
             p.s_and_b32(r[1], self.ptr[t][1], "0xffff")
-            p.s_mov_b32(r[2], e)
+            p.s_cmp_eq_u32(e[1], 0)
+            p.s_cselect_b32(r[2], e[0], -1, comment="num_records: bytes left, clamped to 2^32-1")
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
         p.comment("K tiles (A operand of Sᵀ): keys 32 kt + i of the block")
         ks = self.cfg.k_steps
@@ -528,8 +551,10 @@ class _Kernel:
             p.s_lshl_b32(s["tmp"], a[f"{t}_row_stride"], 6)
             p.s_add_u32(self.ptr[t][0], self.ptr[t][0], s["tmp"])
             p.s_addc_u32(self.ptr[t][1], self.ptr[t][1], 0)
-            p.s_sub_u32(e, e, s["tmp"])
-            p.s_cselect_b32(e, 0, e, comment="extent left, 0 when past seqlen_k")
+            p.s_sub_u32(e[0], e[0], s["tmp"])
+            p.s_subb_u32(e[1], e[1], 0)
+            p.s_cselect_b32(e[0], 0, e[0], comment="bytes left (64-bit), 0 when past seqlen_k")
+            p.s_cselect_b32(e[1], 0, e[1])
         if masked:
             p.s_add_u32(s["j0"], s["j0"], 64)
 

@@ -74,8 +74,10 @@ ZYFA_FP8_SAME_OFFSET(v_descale);
 /// Preconditions of the gfx950 FP8 kernels beyond make_params' (which validated shapes, strides and pointers).
 /// Returns unsupported (message naming the argument) for: a dtype other than e4m3fn (e4m3fnuz is gfx942's
 /// format), an output dtype other than bf16, a head-dim pair without a generated kernel, variable-length
-/// params, offsets that need 64-bit indexing (buffer descriptors hold 32-bit sizes), more than 65,535 heads or
-/// batches (grid y / z); invalid_argument for alignment: q, k 16-byte aligned with strides (of dims larger than 1)
+/// params, a stride (of a dim larger than 1) of 2^32 elements or more (32-bit stride arguments; the kernels' base
+/// offsets are 64-bit, so tensors may pass 2^31 elements and 2^32 bytes), a row stride whose 64 rows span 2^32
+/// bytes or more (32-bit per-lane buffer offsets inside a 64-row block), more than 65,535 heads or batches (grid
+/// y / z); invalid_argument for alignment: q, k 16-byte aligned with strides (of dims larger than 1)
 /// multiples of 16 elements (dwordx4 loads); v 4-byte aligned, strides multiples of 4; out 8-byte aligned, strides
 /// multiples of 4 elements (4 bf16 per store); softmax_lse 4-byte aligned.
 inline Status validate_fp8_attention(const AttentionParams& p) {
@@ -88,8 +90,30 @@ inline Status validate_fp8_attention(const AttentionParams& p) {
                                std::to_string(p.head_dim_v) +
                                ") have no generated gfx950 FP8 kernel (built: (128, 128), (192, 128))");
   if (p.is_varlen()) return Status::unsupported("cu_seqlens_q: variable-length FP8 attention is not generated yet");
-  if (p.needs_64bit_offsets())
-    return Status::unsupported("q: tensor offsets exceed 32-bit indexing (gfx950 FP8 kernels use 32-bit buffers)");
+  // Base offsets are 64-bit in the kernels (tensors may pass 2^31 elements and 2^32 bytes); the strides travel as
+  // 32-bit arguments, and the per-lane offsets inside one 64-row block are 32-bit buffer offsets.
+  auto offsets = [](const char* name, std::int64_t elem, std::int64_t b, std::int64_t s, std::int64_t h,
+                    std::int64_t sb, std::int64_t sr, std::int64_t sh) -> Status {
+    const std::int64_t sizes[3] = {b, s, h}, st[3] = {sb, sr, sh};
+    const char* dims[3] = {"batch", "row", "head"};
+    for (int i = 0; i < 3; ++i)
+      if (sizes[i] > 1 && st[i] > 0xffffffffLL)
+        return Status::unsupported(std::string(name) + ": " + dims[i] + " stride " + std::to_string(st[i]) +
+                                   " elements does not fit the gfx950 FP8 kernel's 32-bit stride argument");
+    if (s > 1 && 64 * sr * elem > 0xffffffffLL)
+      return Status::unsupported(std::string(name) + ": row stride " + std::to_string(sr) +
+                                 " elements: 64 rows must span less than 2^32 bytes (gfx950 FP8 kernel)");
+    return Status::success();
+  };
+  for (Status st : {offsets("q", 1, p.batch, p.seqlen_q, p.num_heads, p.q_batch_stride, p.q_row_stride,
+                            p.q_head_stride),
+                    offsets("k", 1, p.batch, p.seqlen_k, p.num_heads_k, p.k_batch_stride, p.k_row_stride,
+                            p.k_head_stride),
+                    offsets("v", 1, p.batch, p.seqlen_k, p.num_heads_k, p.v_batch_stride, p.v_row_stride,
+                            p.v_head_stride),
+                    offsets("out", 2, p.batch, p.seqlen_q, p.num_heads, p.out_batch_stride, p.out_row_stride,
+                            p.out_head_stride)})
+    if (!st) return st;
   if (p.num_heads > 65535) return Status::unsupported("q: more than 65,535 heads (grid y)");
   if (p.batch > 65535) return Status::unsupported("q: batch above 65,535 (grid z)");
   if (p.query_blocks(kAttentionBlockM) / (p.batch * p.num_heads) > 0x7fffffff)
