@@ -562,9 +562,9 @@ TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments")
   // 64-bit base offsets: a tensor beyond 2^32 bytes is accepted when every stride fits 32 bits and 64 rows span
   // less than 2^32 bytes (the per-lane buffer offsets inside a 64-row block)
   bad = p;
-  bad.q_batch_stride = 0xfffff000;     // batch 1 of q starts 4 GiB in
-  bad.out_batch_stride = 0x7ffff000;   // batch 1 of out starts 4 GiB in (bf16)
-  bad.k_head_stride = 0x80000000;      // K/V head 1 starts 2 GiB in
+  bad.q_batch_stride = 0xfffff000;    // batch 1 of q starts 4 GiB in
+  bad.out_batch_stride = 0x7ffff000;  // batch 1 of out starts 4 GiB in (bf16)
+  bad.k_head_stride = 0x80000000;     // K/V head 1 starts 2 GiB in
   CHECK(bad.needs_64bit_offsets());
   CHECK_MESSAGE(zyfa::fp8::gfx950::validate_fp8_attention(bad).ok(),
                 zyfa::fp8::gfx950::validate_fp8_attention(bad).message);
