@@ -594,6 +594,10 @@ TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments")
       zyfa::fp8::gen::find_kernel(zyfa::fp8::gfx950::kAttentionFamily, zyfa::fp8::gfx950::attention_config(128, 128));
   REQUIRE(e128 != nullptr);
   CHECK(std::string(e128->name) == "zyfa_fp8_fwd_d128_m32");
+  // 8 waves of 32 query rows per workgroup (the grid's x = ceil(seqlen_q / 256))
+  CHECK(e128->workgroup_size == 512);
+  CHECK(e->workgroup_size == 512);
+  CHECK(zyfa::fp8::gfx950::kAttentionBlockM == 256);
   const auto am = zyfa::fp8::gfx950::make_fp8_attention_args(p);
   CHECK(am.q_row_stride == 6 * 192);
   CHECK(am.k_row_stride == 2 * 192);

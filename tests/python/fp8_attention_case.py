@@ -45,6 +45,10 @@ D = 128
 #: other MFMA orders: a code may move one step (<= 1/8 of its value); bound on |out - spec| / max |out| of the row
 OTHER_ORDER_TOL = 2.0 ** -4
 
+#: query rows of one workgroup of the generated kernels (grid x = ceil(seqlen_q / TILE_ROWS)): 8 waves of WAVE_ROWS
+TILE_ROWS = 256
+WAVE_ROWS = 32
+
 _EXE = None
 _PROGRAMS = {}
 
@@ -171,8 +175,8 @@ def run_kernel(c: Case, order: str = "fp32_seq", lse: bool = True):
     kernarg = struct.pack("<5Q", aq, ak, av, ao, al)
     kernarg += struct.pack("<12I", *sq_str, *sk_str, *sv_str, *so_str)
     kernarg += struct.pack("<5I2f4x", sq, sk, h, magic, int(c.causal), c_log2, F32(c.vd))
-    tiles = (sq + 31) // 32
-    mach.launch(c.kernel, grid=(tiles, h, b), block=(64, 1, 1), kernarg=kernarg)
+    tiles = (sq + TILE_ROWS - 1) // TILE_ROWS
+    mach.launch(c.kernel, grid=(tiles, h, b), block=(64 * TILE_ROWS // WAVE_ROWS, 1, 1), kernarg=kernarg)
     full = mach.download(ao, np.uint16, obuf.shape)
     bs, rs, hs = so_str
     out = np.empty((b, sq, h, dv), np.uint16)
@@ -235,9 +239,6 @@ def check(c: Case, order: str = "fp32_seq", lse: bool = True) -> dict:
     return st
 
 
-#: rows of one workgroup tile of the generated kernels (grid x = ceil(seqlen_q / TILE_ROWS)); WAVE_ROWS per wave
-TILE_ROWS = 32
-WAVE_ROWS = 32
 
 
 def run_kernel_far(c: Case, batch_idx: int, head_idx: int, tile0: int, seqlen_q: int, num_heads: int, strides: dict,

@@ -119,6 +119,22 @@ def test_waitcnt_counts_younger_loads_and_scalar_loads_force_zero():
         "s_waitcnt lgkmcnt(0)"]
 
 
+def test_waitcnt_lds_dma_waits_at_the_barrier_that_publishes_it():
+    """An LDS-DMA load is waited for (vmcnt) before the barrier that publishes its data: the next barrier by
+    default, the second one for lds_publish = 2 (a load issued one block ahead); a younger ordinary load may stay
+    outstanding."""
+    p = Program()
+    p.op("buffer_load_dwordx4", V(1), S(4, 4), 0, offen=True, lds=True)      # publish at the next barrier
+    x = p.op("buffer_load_dwordx4", V(2), S(4, 4), 0, offen=True, lds=True)  # one block ahead
+    x.lds_publish = 2
+    p.buffer_load_dword(V(10), V(1), S(4, 4), 0, offen=True)
+    p.s_barrier()        # the first DMA: 2 younger VMEM ops may stay outstanding
+    p.s_barrier()        # the second DMA: 1 younger
+    p.v_add_u32_e32(V(20), V(10), V(10))
+    p.s_endpgm()
+    assert _wait_lines(insert_waitcnt(p.items)) == ["s_waitcnt vmcnt(2)", "s_waitcnt vmcnt(1)", "s_waitcnt vmcnt(0)"]
+
+
 def test_waitcnt_flushes_at_labels_and_honours_explicit_waits():
     items = [Op("buffer_load_dword", (V(10), V(1), S(4, 4), 0), {"offen": True}),
              Op("s_waitcnt", ("vmcnt(0)",), {}),

@@ -4,17 +4,19 @@
 :mod:`gfx950isa.cycles` (docs/cycle-model.md); this module applies it to the checked-in ``.s`` of each attention
 kernel and turns the per-block cycles into whole-problem figures:
 
-* steady state: the full-block loop (``.Lfull``) run 9 and 8 times, the difference is one 64-key block (one and
-  two waves per SIMD; the two-wave figure runs two copies of the stream with no synchronisation between them,
-  not a ping-pong schedule); the same for the masked loop (``.Lmasked``); the rest of a workgroup (prologue,
-  epilogue) is the run with one block of each minus those two blocks;
+* steady state: the block loop (``.Lblk``) run 9 and 8 times on the full-block path (the branches to
+  ``.Lp1_full``/``.Lp2_full`` taken), the difference is one 64-key block (one wave, and the two waves of the
+  workgroup that share a SIMD: two copies of the stream synchronised at their ``s_barrier``s, as the waves of one
+  workgroup are); the same on the masked path; the rest of a workgroup (prologue, epilogue) is the run with one
+  full block minus one steady-state block;
 * matrix-pipe busy % = MFMA busy cycles / cycles of the steady-state block; VALU cycles per 32x128 block = twice
   the VALU pipe cycles of one 64-key block of one wave;
 * a problem (batch 1, 16 heads, seqlen_q = seqlen_k = tokens, causal, as the H200 FP8 benchmarks of
-  bench/results.csv) is the kernel's grid (ceil(tokens / 32) x 16 workgroups) dispatched in grid order (x fastest)
-  onto SIMDS x W wave slots, each workgroup to the slot that frees first; W = the waves per SIMD the kernel's
-  VGPR allocation allows (512 / allocated, at most 2 here), a workgroup's time = rest + full blocks x C_full +
-  masked blocks x C_masked at W waves per SIMD. TFLOP/s = 4 b h s^2 (d_qk + d_v) / 2 / 2 (causal) / time — the
+  bench/results.csv) is the kernel's grid (ceil(tokens / 256) x 16 workgroups of 8 waves, 2 per SIMD: one
+  workgroup fills a CU) dispatched in grid order (x fastest) onto the CUs (SIMDS / 4), each workgroup to the CU that
+  frees first; the waves of a workgroup pass the same barriers, so each of its blocks takes the time of its slowest
+  wave: a workgroup's time = rest + blocks where some wave is masked x C_masked + the other blocks x C_full (both
+  at two waves per SIMD). TFLOP/s = 4 b h s^2 (d_qk + d_v) / 2 / 2 (causal) / time — the
   benchmarks' formula, so the masked half of the diagonal blocks is work the kernel does but is not counted.
 
 Not modelled: HBM/L2 bandwidth and contention between SIMDs (VMEM latency is an L2-hit figure), instruction
@@ -41,8 +43,11 @@ __all__ = ["AttentionCycles", "attention_cycles", "problem_tflops", "attention_r
 CLOCKS_GHZ = (table.CLOCK_GHZ, 1.63)
 TOKENS = (16384, 32768)
 HEADS = 16
-BLOCK_M = 32
+BLOCK_M = 32        # query rows of one wave
+WAVES_PER_WG = 8    # waves of one workgroup (2 per SIMD on the 4 SIMDs of a CU)
 KEYS = 64
+#: the branches of the block loop that select the full-block path of a wave
+FULL_PATH = (".Lp1_full", ".Lp2_full")
 
 #: published MI355X figures of the ZYFA report (design notes, "Published anchors"); zyfa has not run on an MI355X
 PUBLISHED_ATTENTION = {
@@ -86,10 +91,16 @@ def attention_kernels() -> dict:
 RARE_PREFIX = ".Lrare"
 
 
-def _run(items, waves: int, full: int, masked: int):
-    trips = {".Lfull": full, ".Lmasked": masked}
+def _trips(items, blocks: int, full: bool) -> dict:
+    trips = {".Lblk": blocks}
+    if full:
+        trips.update({x: 10 ** 9 for x in FULL_PATH})
     trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
-    return simulate([items for _ in range(waves)], trips)
+    return trips
+
+
+def _run(items, waves: int, blocks: int, full: bool):
+    return simulate([items for _ in range(waves)], _trips(items, blocks, full))
 
 
 def _vgprs(asm: str) -> int:
@@ -106,20 +117,23 @@ def attention_cycles(name: str, asm: str, d: int, dv: int) -> AttentionCycles:
     fc, fb, mc, rc = {}, {}, {}, {}
     valu = mfma = flops = 0
     for w in (1, 2):
-        a, b = _run(items, w, 8, 1), _run(items, w, 9, 1)
+        a, b = _run(items, w, 8, True), _run(items, w, 9, True)
         fc[w] = b.cycles - a.cycles
         fb[w] = 100.0 * (b.mfma_busy - a.mfma_busy) / fc[w]
         if w == 1:
             valu, mfma, flops = b.valu_cycles - a.valu_cycles, b.mfma_busy - a.mfma_busy, b.flops - a.flops
-        m8, m9 = _run(items, w, 1, 8), _run(items, w, 1, 9)
+        m8, m9 = _run(items, w, 8, False), _run(items, w, 9, False)
         mc[w] = m9.cycles - m8.cycles
-        rc[w] = _run(items, w, 1, 1).cycles - fc[w] - mc[w]
+        rc[w] = _run(items, w, 1, True).cycles - fc[w]
     return AttentionCycles(name, d, dv, vg, waves_per_simd, fc, fb, mc, rc, valu, mfma, flops)
 
 
 def _blocks(tile: int, s: int, causal: bool):
-    """(full, masked) 64-key blocks of query tile `tile` for seqlen_q = seqlen_k = s (the kernel's n_first/n_last)."""
+    """(full, masked) 64-key blocks of the wave with query rows BLOCK_M tile.. for seqlen_q = seqlen_k = s (the
+    kernel's per-wave n_first/n_last)."""
     row0 = BLOCK_M * tile
+    if row0 >= s:
+        return 0, 0
     base = row0 + 1 if causal else s
     n_first = max(0, min(base, s))
     n_last = max(0, min(base + min(s - row0, BLOCK_M) - 1, s))
@@ -127,16 +141,26 @@ def _blocks(tile: int, s: int, causal: bool):
     return nfull, max(nblk - nfull, 0)
 
 
+def _wg_blocks(wg: int, s: int, causal: bool):
+    """(full, masked) block times of workgroup `wg` (WAVES_PER_WG waves of BLOCK_M rows): a block where some wave
+    takes the masked path costs a masked block, every other block of the workgroup's loop a full block (its waves
+    pass the same barriers; a wave with nothing to do waits for the others)."""
+    waves = [_blocks(WAVES_PER_WG * wg + w, s, causal) for w in range(WAVES_PER_WG)]
+    nblk = max(f + m for f, m in waves)
+    masked = sum(1 for j in range(nblk) if any(f <= j < f + m for f, m in waves))
+    return nblk - masked, masked
+
+
 def problem_tflops(c: AttentionCycles, tokens: int, clock_ghz: float, heads: int = HEADS, causal: bool = True,
                    waves: int | None = None):
     """(modelled TFLOP/s, modelled ms) of batch 1, `heads` heads, seqlen_q = seqlen_k = tokens (module docstring)."""
     w = waves or c.waves_per_simd
-    tiles = -(-tokens // BLOCK_M)
+    tiles = -(-tokens // (BLOCK_M * WAVES_PER_WG))
     per_tile = []
     for t in range(tiles):
-        nf, nm = _blocks(t, tokens, causal)
+        nf, nm = _wg_blocks(t, tokens, causal)
         per_tile.append(c.rest_cycles[w] + nf * c.full_cycles[w] + nm * c.masked_cycles[w])
-    slots = [0.0] * (table.SIMDS * w)
+    slots = [0.0] * (table.SIMDS // 4 * max(1, w // 2))  # CUs; a workgroup (2 waves per SIMD) fills one
     heapq.heapify(slots)
     for _ in range(heads):  # grid order: x (tile) fastest, then the head
         for cyc in per_tile:
@@ -147,7 +171,7 @@ def problem_tflops(c: AttentionCycles, tokens: int, clock_ghz: float, heads: int
     return flop / seconds / 1e12, seconds * 1e3
 
 
-def loop_valu_mix(asm: str, label: str = ".Lfull") -> list:
+def loop_valu_mix(asm: str, label: str = ".Lblk") -> list:
     """[(mnemonic, count, VALU pipe cycles)] of one steady-state trip of the loop at `label` (as the model runs
     it), most cycles first: where the vector cycles of one block go."""
     mix: dict = {}
@@ -163,7 +187,6 @@ def loop_valu_mix(asm: str, label: str = ".Lfull") -> list:
 #: classes of the loop's VALU work: (class, section comment prefixes of the generated .s or None for any,
 #: mnemonic prefixes or None for any); the first match wins
 VALU_CLASSES = [
-    ("V addresses (v_add_u32 per V dword)", ("V: lane loads",), None),
     ("t = S c (v_mul / v_pk_mul per logit)", ("t = S c",), ("v_mul_f32", "v_pk_mul_f32")),
     ("block row max (v_max3, permlane)", ("t = S c",), ("v_max3", "v_mov", "v_permlane")),
     ("NaN test of the lane's y (sum, compare)", ("NaN test",), None),
@@ -172,23 +195,24 @@ VALU_CLASSES = [
     ("P packing (byte inserts / v_perm_b32, B-layout permlane swaps)", ("Lean P codes", "pack:", "P into"),
      ("v_lshl_or", "v_mov", "v_permlane", "v_perm_b32")),
     ("Lean P codes (y, NaN code, clamp, round, convert)", ("Lean P",), None),
-    ("V transpose (v_perm_b32)", ("Vᵀ to LDS",), None),
+    ("V transpose (v_perm_b32, 1/8 of the block per wave)", ("this wave's share",), None),
+    ("LDS stage toggle (v_xor of the read addresses)", ("LDS stage",), None),
+    ("NaN bytes of the Vᵀ operands (masked blocks)", ("Vᵀ A operands",), ("v_and", "v_add_u32", "v_lshr", "v_or",
+                                                                         "v_sub_u32", "v_bfi")),
     ("s_blk for kb > 123 (v_mul under EXEC)", ("Vᵀ A operands",), ("v_mul_f32",)),
     ("accumulator update (acc = fma(acc, alpha, pv))", ("Vᵀ A operands",), ("v_fma", "v_pk_fma")),
     ("per-row work (alpha, kb, e_blk, P_top, s_blk, l, l2, m)", None, None),
 ]
 
 
-def _steady_body(asm: str, label: str = ".Lfull") -> list:
+def _steady_body(asm: str, label: str = ".Lblk") -> list:
     """The instructions one steady-state trip of the loop at `label` executes in the model (rare-work skips
     taken, other conditional branches not taken)."""
     items = parse_items(asm)
     for x in items:
         if isinstance(x, Instr) and not x.kind:
             analyze(x)
-    trips = {label: 3, ".Lmasked": 1}
-    trips.update({x[1]: 10 ** 9 for x in items if isinstance(x, tuple) and x[1].startswith(RARE_PREFIX)})
-    flat = _flatten(items, trips)
+    flat = _flatten(items, _trips(items, 3, True))
     first = None
     for i, x in enumerate(items):
         if isinstance(x, tuple) and x[1] == label:
@@ -198,7 +222,7 @@ def _steady_body(asm: str, label: str = ".Lfull") -> list:
     return flat[starts[1]:starts[2]]
 
 
-def loop_valu_classes(asm: str, label: str = ".Lfull") -> list:
+def loop_valu_classes(asm: str, label: str = ".Lblk") -> list:
     """[(class, ops, VALU pipe cycles)] of one steady-state trip of the loop at `label`, in VALU_CLASSES order:
     the loop's vector work by what it is for (attributed by the section comments the generator writes)."""
     section, sec_of = "", {}
@@ -233,7 +257,7 @@ def attention_report_lines(generated: dict, kernels: dict) -> list:
         c = attention_cycles(name, asm, d, dv)
         out.append(f"  {name} (head dims {d}, {dv}; VGPRs {c.vgprs}, {c.waves_per_simd} wave(s)/SIMD):")
         for w in (1, 2):
-            out.append(f"    full-block loop, {w} wave(s)/SIMD: {c.full_cycles[w]} cycles per 64-key block"
+            out.append(f"    full-block path, {w} wave(s)/SIMD: {c.full_cycles[w]} cycles per 64-key block"
                        f"{' per wave' if w == 2 else ''}, matrix pipe busy {c.full_busy_pct[w]:.1f}%, "
                        f"{c.loop_tflops(w, table.CLOCK_GHZ):.0f} TFLOP/s at {table.CLOCK_GHZ} GHz (modelled, not "
                        "measured)")

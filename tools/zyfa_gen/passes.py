@@ -8,8 +8,11 @@ pass waits until that load has retired, with the largest count that still guaran
 * vmcnt: VMEM ops return in issue order, so N = the number of VMEM ops issued after it;
 * lgkmcnt: LDS ops return in order, scalar loads may not; N = the number of later LGKM ops if no scalar load is
   outstanding, else 0;
-* before ``s_barrier``: every outstanding DS write (lgkmcnt) and LDS-DMA load (vmcnt) — gfx950's barrier does
-  not wait for memory (facts §3);
+* before ``s_barrier``: every outstanding DS write (lgkmcnt) and every LDS-DMA load (vmcnt) that the barrier
+  publishes — gfx950's barrier does not wait for memory (facts §3). An LDS-DMA op carries ``lds_publish`` (default
+  1): the number of barriers after its issue whose release must find its data in LDS, so a load issued one block
+  ahead (``lds_publish = 2``) stays in flight across the first barrier and is waited for before the second (the
+  kernel states which barrier publishes the data; the pass computes the count);
 * across control flow: a dataflow over the basic blocks (labels start them, branches and ``s_endpgm`` end them);
   the state entering a block merges its predecessors' (loop back edges included, iterated to a fixed point), so a
   load issued in one iteration and read in the next is waited for where it is read, with the count that is safe
@@ -61,7 +64,7 @@ class _Queues:
     """Outstanding memory operations, oldest first."""
 
     def __init__(self):
-        self.vm = []    # [(defs, lds_dma)]
+        self.vm = []    # [(defs, lds_dma)]: lds_dma = barriers left until an LDS-DMA load must be in LDS, 0 = not DMA
         self.lgkm = []  # [(defs, is_smem, is_ds_write)]
 
     def younger_lds(self, i: int) -> int:
@@ -94,7 +97,10 @@ def _merge(states: list) -> _Queues:
         for pos in range(n, 0, -1):  # pos-th entry from the newest end
             parts = [q[len(q) - pos] for q in qs if len(q) >= pos]
             regs = set().union(*(e[0] for e in parts))
-            flags = tuple(any(e[j] for e in parts) for j in range(1, len(parts[0])))
+            if attr == "vm":  # barriers left: the smallest of the paths (waits at the earliest barrier)
+                flags = (min((e[1] for e in parts if e[1]), default=0),)
+            else:
+                flags = tuple(any(e[j] for e in parts) for j in range(1, len(parts[0])))
             merged.append((regs,) + flags)
         setattr(out, attr, merged)
     return out
@@ -135,7 +141,7 @@ def _step(q: _Queues, x, ins, emit) -> None:
             need_lg = min(need_lg, q.lgkm_need(i)) if need_lg is not None else q.lgkm_need(i)
     if m == "s_barrier":
         for i, (_, dma) in enumerate(q.vm):
-            if dma:
+            if dma == 1:
                 need_vm = min(need_vm, len(q.vm) - 1 - i) if need_vm is not None else len(q.vm) - 1 - i
         for i, (_, _, w) in enumerate(q.lgkm):
             if w:
@@ -147,10 +153,14 @@ def _step(q: _Queues, x, ins, emit) -> None:
     if need_vm is not None or need_lg is not None:
         regs = sorted({f"{f}{i}" for f, i in touched
                        if any((f, i) in e[0] for e in q.vm) or any((f, i) in e[0] for e in q.lgkm)})
-        emit(waitcnt_op(need_vm, need_lg, "for " + ", ".join(regs[:4]) + (" ..." if len(regs) > 4 else "")))
+        why = "for " + ", ".join(regs[:4]) + (" ..." if len(regs) > 4 else "") if regs else "LDS data the barrier publishes"
+        emit(waitcnt_op(need_vm, need_lg, why))
         q.retire(need_vm, need_lg)
+    if m == "s_barrier":  # one barrier fewer for the LDS-DMA loads still in flight
+        q.vm = [(e[0], e[1] - 1 if e[1] > 1 else e[1]) for e in q.vm]
     if ins.kind == "vmem":
-        q.vm.append((set(ins.defs), "lds" in ins.mods or "_lds_" in m))
+        dma = "lds" in ins.mods or "_lds_" in m
+        q.vm.append((set(ins.defs), max(1, int(getattr(x, "lds_publish", 1))) if dma else 0))
     elif ins.kind == "ds":
         q.lgkm.append((set(ins.defs), False, not ins.defs))
     elif ins.kind == "smem":

@@ -1,8 +1,13 @@
 """zyfa_fp8_fwd_d128_m32 and zyfa_fp8_fwd_d192_dv128_m32: FP8 (e4m3fn) forward attention for head dims (128, 128)
 and (192, 128) (MLA) on gfx950, the zyfa recipe.
 
-One workgroup = one wave64 = 32 query rows of one (batch, query head); grid (ceil(seqlen_q / 32), num_heads,
-batch). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
+One workgroup = WAVES (8) wave64s of 32 query rows each (256 rows of one (batch, query head); two waves per SIMD on
+the 4 SIMDs of a CU); grid (ceil(seqlen_q / 256), num_heads, batch). The waves share the K/V blocks: each 64-key
+block is loaded into LDS by LDS-DMA one block ahead (double-buffered, each wave its 1/8), and its Vᵀ is transposed
+once per workgroup (each wave 1/8) between barrier A (K and V of the block in LDS) and barrier B (Vᵀ complete).
+The workgroup loops over the blocks its last valid row sees; per block each wave takes the full path, the masked
+path or none (a wave whose rows see no key of the block still loads and transposes its share and passes both
+barriers). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
 softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the corrected LSE):
 
   Sᵀ = K Qᵀ           2 x (d / 64) v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales; d = head_dim_qk = 128 or 192,
@@ -39,17 +44,19 @@ test of the sum of the lane's y, and only then does the wave take the per-elemen
 The kb > 123 multiply is skipped (s_cbranch_execz to a .Lrare label) when no row needs it; V's key offsets are
 SGPR soffsets (every key of a full block is below seqlen_k).
 
-Memory: Q, K and V are read with buffer loads whose V# covers one (batch, head)'s rows (Q, out, lse: the tile's
-rows; K, V: from the key block's first key, base moved per key block; keys >= seqlen_k and rows >= seqlen_q read 0
-and are never used). Base offsets are 64-bit (s_mul_i32 + s_mul_hi_u32, added with carry into the 64-bit
+Memory: Q is read (and out, lse written) with buffer ops whose V# covers the wave's rows; K and V are staged in
+LDS by LDS-DMA (buffer_load_dwordx4 ... lds; MLA's dims 128..191 by buffer_load_dword ... lds) through V#s that
+start at the block's first key (base moved per key block; keys >= seqlen_k and rows >= seqlen_q read 0 and are
+never used). Base offsets are 64-bit (s_mul_i32 + s_mul_hi_u32, added with carry into the 64-bit
 pointer), so a tensor may pass 2^31 elements and 2^32 bytes. num_records stays <= 2^32 - 1: the Q/out/lse V#s
 hold at most 32 rows (< 2^32 bytes for row strides < 2^26 bytes, a launcher precondition); the K/V V#s take the
 64-bit count of bytes left from the block's first key clamped to 2^32 - 1, which is safe because a block's loads
 stay below 64 row strides + d < 2^32 bytes from the V# base, so a clamped extent still covers every byte the
-block reads and every key it reads there is < seqlen_k. K goes straight into the MFMA's
-f8f6f4 lane layout (dwordx4). V arrives key-major; each lane loads 4 keys x 4 dims (4 dwords), transposes the
-4x4 bytes with 8 v_perm_b32 and writes dims-major to LDS (Vᵀ [128 dims][64 keys], 8 KiB; the masked loop also
-writes the NaN indicator codes, 8 KiB more), from where ds_read_b128 fills the Vᵀ A operands. Output stores run
+block reads and every key it reads there is < seqlen_k. K operands are read from LDS in the MFMA's f8f6f4 lane
+layout (ds_read_b128, swizzled chunks: lds_addresses). V arrives key-major; each lane of wave w reads 4 keys x 4
+dims of the wave's own DMA share, transposes the 4x4 bytes with 8 v_perm_b32 and writes dims-major to the shared
+Vᵀ [128 dims][64 keys] (8 KiB), from where ds_read_b128 fills the Vᵀ A operands; the masked path zeroes V's NaN
+bytes in those operands and derives the NaN indicator codes from them (bytewise: the same on Vᵀ dwords as on V). Output stores run
 under EXEC = rows < seqlen_q.
 
 Registers are virtual (allocation in the .s banner), s_waitcnt and s_nop come from the generator's passes.
@@ -74,6 +81,17 @@ SCALE_V_E8M0 = 127 - TOP_EXPONENT  # the V operand's scale byte: 2^-8; the P ope
 K_LEAN_P_INV_MEAN_BIAS = 0.9609060278
 LN2_F32 = 0.693147180559945309417
 
+#: waves per workgroup: 8 = two per SIMD on the 4 SIMDs of a CU; each wave owns 32 query rows
+WAVES = 8
+#: LDS layout (bytes). Two stages (block parity) of [K dims 0..127: 64 keys x 128 B | V: 64 keys x 128 B],
+#: stage 1 = stage 0 ^ LDS_STAGE_TOGGLE; one Vᵀ [128 dims][64 keys] (written after barrier A of a block, read
+#: after barrier B); MLA: K dims 128..191 (64 keys x 64 B) per stage at LDS_K_B ^ (stage LDS_K_B_TOGGLE).
+LDS_K = 0x0000
+LDS_V_RAW = 0x2000
+LDS_STAGE_TOGGLE = 0x4000
+LDS_VT = 0x8000
+LDS_K_B = 0xA000
+LDS_K_B_TOGGLE = 0x1000
 V_LDS_BYTES = 128 * 64  # Vᵀ of one 64-key block
 #: 1.5 * 2^23: y + MAGIC_ROUND for y in [0, 2^22] is the fp32 number whose low mantissa bits hold RNE(y) (the
 #: addition rounds to an integer ulp, to nearest even); its byte 0 is the Lean P code, bytes 1-3 are 0x00 0x40 0x4B
@@ -166,17 +184,24 @@ class _Kernel:
         p.comment("kernel arguments (offsets from ARGS)")
         a = self.a = load_kernargs(p, self.args, kern)
         s = {}
-        for x in ("row0", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk", "blk"):
+        for x in ("row0", "wg_row0", "wave", "hk", "tmp", "tmp2", "row_base", "n_first", "n_last", "nfull", "nblk",
+                  "nblk_wg", "blk"):
             s[x] = p.sreg(f"s_{x}")
         for x in ("kext", "vext"):
             s[x] = p.sreg(f"s_{x}", 2)
         self.s = s
-        p.s_lshl_b32(s["row0"], tile, 5, comment="first query row of the tile")
+        wtmp = p.vreg("wave_v")
+        p.v_lshrrev_b32_e32(wtmp, 6, lane)
+        p.v_readfirstlane_b32(s["wave"], wtmp, comment="wave index in the workgroup (thread id / 64)")
+        p.s_lshl_b32(s["wg_row0"], tile, (WAVES * self.cfg.m).bit_length() - 1,
+                     comment=f"first query row of the workgroup's tile ({WAVES} x {self.cfg.m} rows)")
+        p.s_lshl_b32(s["row0"], s["wave"], 5)
+        p.s_add_u32(s["row0"], s["row0"], s["wg_row0"], comment="first query row of this wave")
         p.s_mul_hi_u32(s["hk"], head, a["group_magic"], comment="K/V head = h / group")
         p.s_cmp_eq_u32(a["group_magic"], 0)
         p.s_cselect_b32(s["hk"], head, s["hk"], comment="group 1: K/V head = h")
         # Q: base + b*qbs + h*qhs + row0*qrs; extent of the remaining rows
-        self.rs = {n: p.sreg(f"rsrc_{n}", 4) for n in ("q", "k", "v", "out", "lse")}
+        self.rs = {n: p.sreg(f"rsrc_{n}", 4) for n in ("q", "out", "lse")}
         self.ptr = {n: p.sreg(f"ptr_{n}", 2) for n in ("k", "v")}
 
         def mad64(dst, x, y, first=False):
@@ -209,24 +234,29 @@ class _Kernel:
         off, ext = p.sreg("s_off", 2), p.sreg("s_ext")
         p.comment("extents: the Q, out and lse V#s cover only this tile's rows (<= 32 rows; 64 rows span less than")
         p.comment("2^32 bytes, a launcher precondition, so num_records < 2^32 without a clamp)")
-        trows = p.sreg("s_tile_rows_m1")
-        p.s_sub_u32(trows, a["seqlen_q"], s["row0"])
-        p.s_min_u32(trows, trows, self.cfg.m)
-        p.s_sub_u32(trows, trows, 1, comment="rows of the tile - 1")
+        trows, wrows = p.sreg("s_tile_rows_m1"), p.sreg("s_wave_rows")
+        p.s_sub_i32(wrows, a["seqlen_q"], s["row0"])
+        p.s_max_i32(wrows, wrows, 0)
+        p.s_min_u32(wrows, wrows, self.cfg.m, comment="valid rows of this wave (0: a wave past seqlen_q)")
+        p.s_max_u32(trows, wrows, 1)
+        p.s_sub_u32(trows, trows, 1, comment="rows of the wave - 1 (0 for a wave without rows)")
         p.comment("Q: this tile's rows of (batch, head)")
         base_off(off, "q", head, s["row0"])
         p.s_mul_i32(ext, trows, a["q_row_stride"])
         p.s_add_u32(ext, ext, self.cfg.d)
+        p.s_cmp_eq_u32(wrows, 0)
+        p.s_cselect_b32(ext, 0, ext, comment="a wave without rows: empty V#")
         rsrc(self.rs["q"], a["q"][0], a["q"][1], off, ext)
         p.comment("out (bf16): this tile's rows; stores run under EXEC = rows < seqlen_q as well")
         base_off(off, "out", head, s["row0"])
         p.s_mul_i32(ext, trows, a["out_row_stride"])
         p.s_add_u32(ext, ext, self.cfg.dv)
         p.s_lshl_b32(ext, ext, 1)
+        p.s_cmp_eq_u32(wrows, 0)
+        p.s_cselect_b32(ext, 0, ext)
         rsrc(self.rs["out"], a["out"][0], a["out"][1], off, ext, shift=1)
         p.comment("lse: ((b H + h) seqlen_q + row0) floats (64-bit)")
-        p.s_add_u32(ext, trows, 1)
-        p.s_lshl_b32(ext, ext, 2, comment="the tile's rows")
+        p.s_lshl_b32(ext, wrows, 2, comment="the wave's rows")
         p.s_mul_i32(s["tmp"], batch, a["num_heads"])
         p.s_add_u32(s["tmp"], s["tmp"], head, comment="b H + h (< 2^32: both < 65,536)")
         mad64(off, s["tmp"], a["seqlen_q"], first=True)
@@ -251,22 +281,34 @@ class _Kernel:
         p.s_add_i32(s["row_base"], s["row_base"], s["row0"], comment="row0 + row_base")
         p.s_max_i32(s["n_first"], s["row_base"], 0)
         p.s_min_i32(s["n_first"], s["n_first"], a["seqlen_k"], comment="n of the tile's first row")
-        p.s_sub_u32(s["tmp"], a["seqlen_q"], s["row0"])
-        p.s_min_u32(s["tmp"], s["tmp"], self.cfg.m)
-        p.s_sub_u32(s["tmp"], s["tmp"], 1, comment="last valid row of the tile - row0")
-        p.s_add_i32(s["n_last"], s["row_base"], s["tmp"])
+        p.s_add_i32(s["n_last"], s["row_base"], trows)
         p.s_max_i32(s["n_last"], s["n_last"], 0)
-        p.s_min_i32(s["n_last"], s["n_last"], a["seqlen_k"], comment="n of the tile's last valid row")
-        p.s_lshr_b32(s["nfull"], s["n_first"], 6, comment="blocks every row sees entirely")
+        p.s_min_i32(s["n_last"], s["n_last"], a["seqlen_k"], comment="n of the wave's last valid row")
+        p.s_lshr_b32(s["nfull"], s["n_first"], 6, comment="blocks every row of the wave sees entirely")
         p.s_add_u32(s["nblk"], s["n_last"], 63)
-        p.s_lshr_b32(s["nblk"], s["nblk"], 6, comment="blocks any valid row sees")
+        p.s_lshr_b32(s["nblk"], s["nblk"], 6, comment="blocks any valid row of the wave sees")
+        p.s_cmp_eq_u32(wrows, 0)
+        p.s_cselect_b32(s["nblk"], 0, s["nblk"], comment="a wave without rows: no block")
+        p.s_cselect_b32(s["nfull"], 0, s["nfull"])
+        p.comment("the workgroup's blocks: those its last valid row sees (every wave runs them all: barriers)")
+        p.s_sub_u32(s["tmp"], a["seqlen_q"], s["wg_row0"])
+        p.s_min_u32(s["tmp"], s["tmp"], WAVES * self.cfg.m)
+        p.s_add_u32(s["tmp"], s["tmp"], s["wg_row0"])
+        p.s_add_i32(s["tmp"], s["tmp"], s["row_base"])
+        p.s_sub_i32(s["tmp"], s["tmp"], s["row0"])
+        p.s_sub_i32(s["tmp"], s["tmp"], 1, comment="row_base + last valid row of the workgroup")
+        p.s_max_i32(s["tmp"], s["tmp"], 0)
+        p.s_min_i32(s["tmp"], s["tmp"], a["seqlen_k"])
+        p.s_add_u32(s["tmp"], s["tmp"], 63)
+        p.s_lshr_b32(s["nblk_wg"], s["tmp"], 6)
 
-        p.comment("lane decomposition: i = l % 32, h = l / 32")
+        p.comment("lane decomposition: l = thread id % 64, i = l % 32, h = l / 32")
         v = self.v = {}
-        for x in ("i", "h", "nvis", "rel", "tmp", "qoff", "koff0", "koff1", "vbase", "vt_w", "vt_r", "sk"):
-            v[x] = p.vreg(f"{x}")
+        for x in ("l", "i", "h", "nvis", "rel", "tmp", "tmp2", "qoff", "sk"):
+            v[x] = p.vreg(f"{x}" if x != "l" else "lane64")
+        p.v_and_b32_e32(v["l"], 63, lane)
         p.v_and_b32_e32(v["i"], 31, lane)
-        p.v_lshrrev_b32_e32(v["h"], 5, lane)
+        p.v_bfe_u32(v["h"], lane, 5, 1)
         p.v_mov_b32_e32(v["sk"], a["seqlen_k"])
         p.v_add_u32_e32(v["nvis"], s["row_base"], v["i"])
         p.op("v_med3_i32", v["nvis"], v["nvis"], 0, v["sk"], comment="n_i")
@@ -275,20 +317,7 @@ class _Kernel:
         p.v_lshlrev_b32_e32(v["tmp"], 4, v["h"], comment="16 h")
         p.v_mul_lo_u32(v["qoff"], v["i"], a["q_row_stride"])
         p.v_add_u32_e32(v["qoff"], v["qoff"], v["tmp"], comment="Q: i * q_row_stride + 16 h")
-        p.v_mul_lo_u32(v["koff0"], v["i"], a["k_row_stride"])
-        p.v_add_u32_e32(v["koff0"], v["koff0"], v["tmp"], comment="K: i * k_row_stride + 16 h")
-        p.s_lshl_b32(s["tmp"], a["k_row_stride"], 5)
-        p.v_add_u32_e32(v["koff1"], s["tmp"], v["koff0"], comment="K: (32 + i) * k_row_stride + 16 h")
-        p.v_lshl_add_u32(v["vt_r"], v["i"], 6, v["tmp"], comment="LDS Vᵀ read: dim i * 64 + 16 h")
-        p.v_lshlrev_b32_e32(v["tmp"], 2, v["h"])
-        p.v_lshl_add_u32(v["vt_w"], v["i"], 8, v["tmp"], comment="LDS Vᵀ write: dim 4i * 64 + 4 h")
-        p.v_mul_lo_u32(v["vbase"], v["tmp"], a["v_row_stride"])
-        p.v_lshl_add_u32(v["vbase"], v["i"], 2, v["vbase"], comment="V: 4h * v_row_stride + 4 i")
-        self.vstep = [p.sreg(f"v_key_off{j}") for j in range(1, 32)]
-        for j in range(1, 32):
-            p.s_mul_i32(self.vstep[j - 1], a["v_row_stride"], 8 * (j // 4) + j % 4,
-                        comment=f"key 8 g + r = {8 * (j // 4) + j % 4}")
-        self.vstep = [None] + self.vstep
+        self.lds_addresses()
         ks = self.cfg.k_steps
         p.comment(f"Q (the B operand of Sᵀ = K Qᵀ): {ks} K-steps x 2 halves")
         self.qb = [p.vreg(f"q{st}", 8) for st in range(ks)]
@@ -323,40 +352,191 @@ class _Kernel:
         self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan")}
         p.s_mov_b32(s["blk"], 0)
 
-    # ------------------------------------------------------------------------------------------- block step
-    def block(self, masked: bool):
-        """One 64-key block (index in s_blk; K/V pointers at its first key)."""
-        p, a, s, v, c, st, sm = self.p, self.a, self.s, self.v, self.c, self.st, self.sm
-        tag = "m" if masked else "f"
-        rk, rv = p.sreg(f"rsrc_k_{tag}", 4), p.sreg(f"rsrc_v_{tag}", 4)
+    # ---------------------------------------------------------------------------------------- LDS addressing
+    def lds_addresses(self):
+        """Per-lane LDS-DMA offsets, M0 bases and ds_read/ds_write addresses (LDS layout: LDS_* constants).
+
+        Bank conflicts (not modelled by the emulator): the layouts are chosen for ds_read_b128, assuming it serves
+        16 lanes per pass over the 64 four-byte banks (256 bytes), so a read is conflict-free when the 16 lanes of
+        a pass hit 16 different 16-byte bank groups. A K row is 128 bytes (8 groups of the 16), so lanes i and
+        i + 2 (keys 2 apart) would start in the same group: the 16-byte chunk c of key n is stored at chunk
+        c ^ ((n >> 1) & 7) (MLA dims 128..191: 64-byte rows, chunk j at j ^ ((n >> 2) & 3)); a Vᵀ row is 64
+        bytes: chunk c (keys 16c..) of dim e at c ^ ((e >> 2) & 3). With these swizzles the 16 lanes of every
+        K and Vᵀ operand read hit 16 different bank groups. The swizzle is applied on the global side of the
+        LDS-DMA (lane l of an LDS-DMA writes LDS byte M0 + 16 l, so each lane loads the global chunk that
+        belongs in its slot). The V transpose's 4-byte writes (4 per wave and block) hit 4 banks per 32 lanes."""
+        p, a, s, v = self.p, self.a, self.s, self.v
+        w = s["wave"]
+        t, t2 = v["tmp"], v["tmp2"]
+        L = self.lds = {}
+        sw8, sw = p.sreg("s_wave8"), p.sreg("s_wave1k")
+        p.s_lshl_b32(sw8, w, 3, comment="8 w")
+        p.s_lshl_b32(sw, w, 10, comment="1024 w")
+        p.comment("LDS-DMA of K (dims 0..127) and V: wave w loads keys 8w + l / 8, 16-byte chunk l % 8")
+        key = p.vreg("dma_key")
+        p.v_lshrrev_b32_e32(key, 3, v["l"])
+        p.v_add_u32_e32(key, sw8, key, comment="key 8 w + l / 8 of the block")
+        L["kdma"], L["vdma"] = p.vreg("k_dma_off"), p.vreg("v_dma_off")
+        p.v_bfe_u32(t, key, 1, 3)
+        p.v_and_b32_e32(t2, 7, v["l"])
+        p.v_xor_b32_e32(t, t, t2, comment="global chunk of LDS slot l % 8: (l % 8) ^ ((key >> 1) & 7)")
+        p.v_mul_lo_u32(L["kdma"], key, a["k_row_stride"])
+        p.v_lshl_add_u32(L["kdma"], t, 4, L["kdma"], comment="K: key * k_row_stride + 16 chunk")
+        p.v_mul_lo_u32(L["vdma"], key, a["v_row_stride"])
+        p.v_lshl_add_u32(L["vdma"], t2, 4, L["vdma"], comment="V: key * v_row_stride + 16 (l % 8) (no swizzle)")
+        L["m0_k"], L["m0_v"] = p.sreg("m0_k"), p.sreg("m0_v")
+        p.s_mov_b32(L["m0_k"], sw, comment=f"LDS K stage 0 + 1024 w")
+        p.s_add_u32(L["m0_v"], sw, hex(LDS_V_RAW))
+        if self.cfg.d > 128:
+            p.comment("MLA: K dims 128..191 by dword LDS-DMA, 64-byte rows, instructions w and w + 8 of 16 (4 keys each)")
+            L["kdma_b"], L["m0_kb"] = [], []
+            for n_add in (0, 8):
+                o = p.vreg(f"kb_dma_off{n_add}")
+                p.v_lshrrev_b32_e32(key, 4, v["l"])
+                p.s_add_u32(s["tmp"], w, n_add)
+                p.s_lshl_b32(s["tmp"], s["tmp"], 2)
+                p.v_add_u32_e32(key, s["tmp"], key, comment="key 4 n + l / 16")
+                p.v_bfe_u32(t, key, 2, 2)
+                p.v_bfe_u32(t2, v["l"], 2, 2)
+                p.v_xor_b32_e32(t, t, t2, comment="chunk ((l / 4) % 4) ^ ((key >> 2) & 3)")
+                p.v_mul_lo_u32(o, key, a["k_row_stride"])
+                p.v_lshl_add_u32(o, t, 4, o)
+                p.v_and_b32_e32(t2, 3, v["l"])
+                p.v_lshl_add_u32(o, t2, 2, o)
+                p.v_add_u32_e32(o, 128, o, comment="K: key * k_row_stride + 128 + 16 chunk + 4 (l % 4)")
+                m0 = p.sreg(f"m0_kb{n_add}")
+                p.s_lshl_b32(m0, s["tmp"], 6, comment="256 n")
+                p.s_add_u32(m0, m0, hex(LDS_K_B))
+                L["kdma_b"].append(o)
+                L["m0_kb"].append(m0)
+        p.comment("K operand reads: key 32 kt + i, bytes 64 x + 32 half + 16 h (swizzled chunks)")
+        mi = p.vreg("swz_i")
+        p.v_bfe_u32(mi, v["i"], 1, 3)
+        L["kr"] = {}
+        for x in range(2):
+            for half in range(2):
+                r = p.vreg(f"k_rd{x}{half}")
+                p.v_or_b32_e32(t, 4 * x + 2 * half, v["h"])
+                p.v_xor_b32_e32(t, t, mi)
+                p.v_lshlrev_b32_e32(t, 4, t)
+                p.v_lshl_add_u32(r, v["i"], 7, t, comment=f"K: i * 128 + 16 ((4 x + 2 half + h) ^ ((i >> 1) & 7))")
+                L["kr"][(x, half)] = r
+        p.v_bfe_u32(mi, v["i"], 2, 2)
+        if self.cfg.d > 128:
+            for half in range(2):
+                r = p.vreg(f"kb_rd{half}")
+                p.v_or_b32_e32(t, 2 * half, v["h"])
+                p.v_xor_b32_e32(t, t, mi)
+                p.v_lshlrev_b32_e32(t, 4, t)
+                p.v_lshl_add_u32(t, v["i"], 6, t)
+                p.v_add_u32_e32(r, hex(LDS_K_B), t, comment="K dims 128..: i * 64 + 16 ((2 half + h) ^ ((i >> 2) & 3))")
+                L["kr"][(2, half)] = r
+        p.comment("Vᵀ operand reads: dim 32 et + i, keys 32 half + 16 h (swizzled chunks)")
+        L["vtr"] = []
+        for half in range(2):
+            r = p.vreg(f"vt_rd{half}")
+            p.v_or_b32_e32(t, 2 * half, v["h"])
+            p.v_xor_b32_e32(t, t, mi)
+            p.v_lshlrev_b32_e32(t, 4, t)
+            p.v_lshl_add_u32(t, v["i"], 6, t)
+            p.v_add_u32_e32(r, hex(LDS_VT), t, comment="Vᵀ: i * 64 + 16 ((2 half + h) ^ ((i >> 2) & 3))")
+            L["vtr"].append(r)
+        p.comment("V transpose share of wave w: keys 8 w + 4 h + r (r < 4), dims 4 i .. 4 i + 3")
+        L["vraw"], L["vtw"] = p.vreg("v_raw_rd"), p.vreg("vt_wr")
+        p.v_lshlrev_b32_e32(t, 9, v["h"])
+        p.v_lshl_add_u32(t, v["i"], 2, t)
+        p.v_add_u32_e32(t, sw, t)
+        p.v_add_u32_e32(L["vraw"], hex(LDS_V_RAW), t, comment="V (key-major): 1024 w + 512 h + 4 i")
+        p.s_lshr_b32(s["tmp"], w, 1)
+        p.v_and_b32_e32(t, 3, v["i"])
+        p.v_xor_b32_e32(t, s["tmp"], t, comment="chunk (w >> 1) ^ (i & 3)")
+        p.v_lshlrev_b32_e32(t, 4, t)
+        p.v_lshl_add_u32(t, v["i"], 8, t)
+        p.v_lshl_add_u32(t, v["h"], 2, t)
+        p.s_and_b32(s["tmp"], w, 1)
+        p.s_lshl_b32(s["tmp"], s["tmp"], 3)
+        p.s_add_u32(s["tmp"], s["tmp"], hex(LDS_VT))
+        p.v_add_u32_e32(L["vtw"], s["tmp"], t, comment="Vᵀ: dim 4 i row + chunk + 8 (w & 1) + 4 h")
+
+    # ----------------------------------------------------------------------------------------------- LDS-DMA
+    def dma(self, publish: int):
+        """Issues this wave's LDS-DMA share of the next K/V block (V#s from the moving pointers) into the stage the
+        M0 bases name, then moves the pointers and extents by 64 keys and toggles the M0 bases to the other stage.
+        `publish`: the number of s_barriers after which the data must be in LDS (the waitcnt pass waits for it
+        before that barrier)."""
+        p, a, s, L = self.p, self.a, self.s, self.lds
+        rk, rv = self.rk, self.rv
         for r, t, e in ((rk, "k", s["kext"]), (rv, "v", s["vext"])):
             p.s_mov_b32(r[0], self.ptr[t][0])
             p.s_and_b32(r[1], self.ptr[t][1], "0xffff")
             p.s_cmp_eq_u32(e[1], 0)
             p.s_cselect_b32(r[2], e[0], -1, comment="num_records: bytes left, clamped to 2^32-1")
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
-        p.comment("K tiles (A operand of Sᵀ): keys 32 kt + i of the block")
+        loads = [("buffer_load_dwordx4", L["kdma"], rk, L["m0_k"]), ("buffer_load_dwordx4", L["vdma"], rv, L["m0_v"])]
+        if self.cfg.d > 128:
+            loads += [("buffer_load_dword", o, rk, m0) for o, m0 in zip(L["kdma_b"], L["m0_kb"])]
+        for mn, off, r, m0 in loads:
+            p.s_mov_b32("m0", m0)
+            x = p.op(mn, off, r, 0, offen=True, lds=True, comment="LDS-DMA: lane l -> LDS M0 + size l")
+            x.lds_publish = publish
+        p.comment("next block: K/V pointers and extents move by 64 keys; M0 bases to the other stage")
+        for t, e in (("k", s["kext"]), ("v", s["vext"])):
+            p.s_lshl_b32(s["tmp"], a[f"{t}_row_stride"], 6)
+            p.s_add_u32(self.ptr[t][0], self.ptr[t][0], s["tmp"])
+            p.s_addc_u32(self.ptr[t][1], self.ptr[t][1], 0)
+            p.s_sub_u32(e[0], e[0], s["tmp"])
+            p.s_subb_u32(e[1], e[1], 0)
+            p.s_cselect_b32(e[0], 0, e[0], comment="bytes left (64-bit), 0 when past seqlen_k")
+            p.s_cselect_b32(e[1], 0, e[1])
+        p.s_xor_b32(L["m0_k"], L["m0_k"], hex(LDS_STAGE_TOGGLE))
+        p.s_xor_b32(L["m0_v"], L["m0_v"], hex(LDS_STAGE_TOGGLE))
+        if self.cfg.d > 128:
+            for m0 in L["m0_kb"]:
+                p.s_xor_b32(m0, m0, hex(LDS_K_B_TOGGLE))
+
+    def transpose_share(self):
+        """This wave's share of the block's Vᵀ (once per workgroup): keys 8 w + 4 h + r, dims 4 i..4 i + 3 from the
+        staged V (the wave's own LDS-DMA bytes), 4x4 bytes transposed with 8 v_perm_b32, written dims-major."""
+        p, L = self.p, self.lds
+        rows = [p.vreg(f"vraw{r}") for r in range(4)]
+        tr = [p.vreg(f"tr{x}") for x in range(4)]
+        col = p.vreg("vt_col")
+        for r in range(4):
+            p.ds_read_b32(rows[r], L["vraw"], offset=128 * r)
+        for x, (hi, lo, sel) in enumerate(((rows[1], rows[0], self.sel["5010400"]), (rows[1], rows[0], self.sel["7030602"]),
+                                           (rows[3], rows[2], self.sel["5010400"]), (rows[3], rows[2], self.sel["7030602"]))):
+            p.v_perm_b32(tr[x], hi, lo, sel)
+        for d, (hi, lo, sel) in enumerate(((tr[2], tr[0], self.sel["5040100"]), (tr[2], tr[0], self.sel["7060302"]),
+                                           (tr[3], tr[1], self.sel["5040100"]), (tr[3], tr[1], self.sel["7060302"]))):
+            p.v_perm_b32(col, hi, lo, sel)
+            p.ds_write_b32(L["vtw"], col, offset=64 * d)
+
+    def toggle_stage(self):
+        """Moves the K and staged-V read addresses to the other stage (after the block's last read)."""
+        p, L = self.p, self.lds
+        p.comment("LDS stage of the next block: K and staged-V read addresses to the other stage")
+        for r in L["kr"].values():
+            if r in [L["kr"].get((2, 0)), L["kr"].get((2, 1))]:
+                p.v_xor_b32_e32(r, hex(LDS_K_B_TOGGLE), r)
+            else:
+                p.v_xor_b32_e32(r, hex(LDS_STAGE_TOGGLE), r)
+        p.v_xor_b32_e32(L["vraw"], hex(LDS_STAGE_TOGGLE), L["vraw"])
+
+    # ------------------------------------------------------------------------------------------- block step
+    def part1(self, masked: bool):
+        """First half of a 64-key block (K staged in LDS): Sᵀ = K Qᵀ from ds_read K operands, the online softmax
+        and the Lean P codes in the B layout. Writes the block outputs self.bo that part2 reads."""
+        p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
+        tag = "m" if masked else "f"
+        p.comment("K tiles (A operand of Sᵀ) from LDS: keys 32 kt + i of the block")
         ks = self.cfg.k_steps
         ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(ks)] for kt in range(2)]
         for kt in range(2):
             for x in range(ks):
                 for half in range(2):
-                    p.buffer_load_dwordx4(ka[kt][x][4 * half:4 * half + 4], v["koff0"] if kt == 0 else v["koff1"],
-                                          rk, 0, offen=True, offset=64 * x + 32 * half)
-        p.comment("V: lane loads keys 4h + 8g + r (r < 4), dims 4i..4i+3 (key-major dwords)")
-        vraw = [p.vreg(f"vraw_{tag}{g}", 4) for g in range(8)]
-        for g in range(8):
-            for r in range(4):
-                j = 4 * g + r
-                if not masked:  # every key of a full block is < seqlen_k: the key offset can be the soffset
-                    p.buffer_load_dword(vraw[g][r], v["vbase"], rv, self.vstep[j] if j else 0, offen=True)
-                    continue
-                if j == 0:
-                    vo = v["vbase"]
-                else:
-                    vo = p.vreg(f"voff_{tag}{j}")
-                    p.v_add_u32_e32(vo, self.vstep[j], v["vbase"])
-                p.buffer_load_dword(vraw[g][r], vo, rv, 0, offen=True)
+                    addr = self.lds["kr"][(x, half)]
+                    p.ds_read_b128(ka[kt][x][4 * half:4 * half + 4], addr,
+                                   offset=(2048 if x == 2 else 4096) * kt)
         p.comment("Sᵀ = K Qᵀ")
         sT = [p.vreg(f"s_{tag}{kt}", 16) for kt in range(2)]
         for kt in range(2):
@@ -385,8 +565,8 @@ class _Kernel:
         p.v_mov_b32_e32(xa, mx)
         p.v_mov_b32_e32(xb, mx)
         p.op("v_permlane32_swap_b32", xa, xb)
-        mblk, mnew, neg, kbv, c0 = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "m_new", "neg", "kb", "c0"))
-        alpha2 = p.vreg(f"alpha_{tag}", 2)
+        mblk, neg, kbv, c0 = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "neg", "kb", "c0"))
+        mnew, alpha2 = bo["mnew"], bo["alpha2"]
         alpha = alpha2[0]
         p.v_max3_f32(mblk, mx, xa, xb)
         p.v_max_f32_e32(mnew, st["m"], mblk)
@@ -398,12 +578,12 @@ class _Kernel:
         p.v_cvt_u32_f32_e32(kbv, neg, comment="kb = (int)min(m_new - m_blk, 255); NaN -> 0")
         p.v_lshl_add_u32(c0, kbv, 3, c["maxc"])
         p.v_cvt_f32_u32_e32(c0, c0, comment="8 kb + 121")
-        sb = p.vreg(f"scale_p_{tag}")
+        sb = bo["sb"]
         p.v_sub_u32_e32(sb, 127, kbv)
         p.v_cmp_gt_u32_e64(sm["kb_big"], kbv, c["kbmax"])
         p.v_cndmask_b32_e64(sb, sb, c["big_byte"], sm["kb_big"], comment="E8M0 byte of P: 127 - kb or unit")
         # e_blk = exp2(m_blk - m_new + (kb + 8)) and P_top for the corrected LSE
-        eblk, ptop, y = p.vreg(f"e_blk_{tag}"), p.vreg(f"p_top_{tag}"), p.vreg(f"y_{tag}")
+        eblk, ptop, y = bo["eblk"], bo["ptop"], p.vreg(f"y_{tag}")
         p.v_add_u32_e32(eblk, TOP_EXPONENT, kbv)
         p.v_cvt_f32_u32_e32(eblk, eblk)
         p.v_sub_f32_e32(y, mblk, mnew, comment="dmax")
@@ -423,8 +603,8 @@ class _Kernel:
         lean_p(code, mblk)
         p.v_cvt_f32_fp8_e32(ptop, code, comment="P_top: the value of the block max's code")
         p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order; the exact row sum")
-        pa = p.vreg(f"p_{tag}", 8)
-        va_ = p.vreg(f"vis_{tag}", 8) if masked else None
+        pa = bo["pa"]
+        va_ = bo["va"] if masked else None
         lsum, pval = p.vreg(f"l_lane_{tag}"), p.vreg(f"pval_{tag}")
         vbyte = p.vreg(f"visb_{tag}") if masked else None
         slot = {0: 0, 1: 2, 2: 1, 3: 3}
@@ -460,46 +640,23 @@ class _Kernel:
         p.v_mov_b32_e32(la, lsum)
         p.v_mov_b32_e32(lb, lsum)
         p.op("v_permlane32_swap_b32", la, lb)
-        lblk = p.vreg(f"l_blk_{tag}")
+        lblk = bo["lblk"]
         p.v_add_f32_e32(lblk, la, lb, comment="l_blk (exact)")
-        nexp, sblk = p.vreg(f"nexp_{tag}"), p.vreg(f"s_blk_{tag}")
+        nexp, sblk = p.vreg(f"nexp_{tag}"), bo["sblk"]
         p.v_add_u32_e32(nexp, TOP_EXPONENT, kbv)
         p.v_sub_u32_e32(nexp, 0, nexp)
         p.v_ldexp_f32(sblk, 1.0, nexp, comment="s_blk = 2^-(kb + 8)")
-        p.comment("Vᵀ to LDS: 4x4 byte transposes (v_perm_b32), dims-major rows of 64 keys")
-        tr = [p.vreg(f"tr_{tag}{x}") for x in range(4)]
-        col = p.vreg(f"col_{tag}")
+
+    def part2(self, masked: bool):
+        """Second half of a 64-key block (after barrier B: Vᵀ complete in LDS): (P V)ᵀ = Vᵀ Pᵀ with the block scale,
+        the accumulator update and the row state, from the block outputs self.bo. The masked form zeroes V's NaN
+        bytes in the Vᵀ operands it reads and counts the visible NaN codes with a second MFMA."""
+        p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
+        tag = "m" if masked else "f"
+        pa, va_, sb, alpha2, sblk = bo["pa"], bo["va"], bo["sb"], bo["alpha2"], bo["sblk"]
+        alpha, lblk, ptop, eblk, mnew = alpha2[0], bo["lblk"], bo["ptop"], bo["eblk"], bo["mnew"]
         if masked:
-            bits, low, t2, t3, ind = (p.vreg(f"{x}_{tag}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3",
-                                                                        "nanind"))
-            vind = [p.vreg(f"vind_{tag}{g}", 4) for g in range(8)]
-
-        def transpose_store(rows, lds_off, g):
-            for x, (hi, lo, sel) in enumerate(((rows[1], rows[0], self.sel["5010400"]), (rows[1], rows[0], self.sel["7030602"]),
-                                               (rows[3], rows[2], self.sel["5010400"]), (rows[3], rows[2], self.sel["7030602"]))):
-                p.v_perm_b32(tr[x], hi, lo, sel)
-            for d, (hi, lo, sel) in enumerate(((tr[2], tr[0], self.sel["5040100"]), (tr[2], tr[0], self.sel["7060302"]),
-                                               (tr[3], tr[1], self.sel["5040100"]), (tr[3], tr[1], self.sel["7060302"]))):
-                p.v_perm_b32(col, hi, lo, sel)
-                p.ds_write_b32(v["vt_w"], col, offset=lds_off + 64 * d + 8 * g)
-
-        for g in range(8):
-            if masked:
-                for r in range(4):
-                    x = vraw[g][r]
-                    p.v_and_b32_e32(bits, "0x7f7f7f7f", x)
-                    p.v_add_u32_e32(bits, "0x1010101", bits, comment="byte 0x7f -> 0x80, no carries")
-                    p.v_and_b32_e32(bits, "0x80808080", bits, comment="0x80 per NaN byte")
-                    p.v_lshrrev_b32_e32(t2, 2, bits)
-                    p.v_lshrrev_b32_e32(t3, 3, bits)
-                    p.v_lshrrev_b32_e32(low, 4, bits)
-                    p.v_or3_b32(vind[g][r], t2, t3, low, comment="indicator code 0x38 (1.0) per NaN byte")
-                    p.v_lshrrev_b32_e32(low, 7, bits)
-                    p.v_sub_u32_e32(low, bits, low, comment="0x7f per NaN byte")
-                    p.v_or_b32_e32(bits, bits, low, comment="0xff per NaN byte")
-                    p.op("v_bfi_b32", x, bits, 0, x, comment="NaN bytes -> 0")
-                transpose_store(vind[g], V_LDS_BYTES, g)
-            transpose_store(vraw[g], 0, g)
+            bits, low, t2, t3 = (p.vreg(f"{x}_{tag}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3"))
         p.comment("Vᵀ A operands from LDS; (P V)ᵀ = Vᵀ Pᵀ with s_blk in the E8M0 operands")
         pv = p.vreg(f"pv_{tag}", 16)
         cnt = p.vreg(f"nan_count_{tag}", 16) if masked else None
@@ -508,13 +665,24 @@ class _Kernel:
         for et in range(4):
             vb = p.vreg(f"vt_{tag}{et}", 8)
             for half in range(2):
-                p.ds_read_b128(vb[4 * half:4 * half + 4], v["vt_r"], offset=2048 * et + 32 * half)
-            p.mfma_scale_f32_32x32x64_fp8(pv, vb, pa, 0, c["scale_v"], sb, comment=f"(P V)ᵀ s_blk, dims {32 * et}..")
+                p.ds_read_b128(vb[4 * half:4 * half + 4], self.lds["vtr"][half], offset=2048 * et)
             if masked:
                 vn = p.vreg(f"vn_{tag}{et}", 8)
-                for half in range(2):
-                    p.ds_read_b128(vn[4 * half:4 * half + 4], v["vt_r"],
-                                   offset=V_LDS_BYTES + 2048 * et + 32 * half)
+                for r in range(8):
+                    x = vb[r]
+                    p.v_and_b32_e32(bits, "0x7f7f7f7f", x)
+                    p.v_add_u32_e32(bits, "0x1010101", bits, comment="byte 0x7f -> 0x80, no carries")
+                    p.v_and_b32_e32(bits, "0x80808080", bits, comment="0x80 per NaN byte")
+                    p.v_lshrrev_b32_e32(t2, 2, bits)
+                    p.v_lshrrev_b32_e32(t3, 3, bits)
+                    p.v_lshrrev_b32_e32(low, 4, bits)
+                    p.v_or3_b32(vn[r], t2, t3, low, comment="indicator code 0x38 (1.0) per NaN byte")
+                    p.v_lshrrev_b32_e32(low, 7, bits)
+                    p.v_sub_u32_e32(low, bits, low, comment="0x7f per NaN byte")
+                    p.v_or_b32_e32(bits, bits, low, comment="0xff per NaN byte")
+                    p.op("v_bfi_b32", x, bits, 0, x, comment="NaN bytes -> 0")
+            p.mfma_scale_f32_32x32x64_fp8(pv, vb, pa, 0, c["scale_v"], sb, comment=f"(P V)ᵀ s_blk, dims {32 * et}..")
+            if masked:
                 p.mfma_scale_f32_32x32x64_fp8(cnt, vn, va_, 0, c["one"], c["one"], comment="visible NaN V codes")
             p.op("s_and_saveexec_b64", sm["saved_exec"], sm["kb_big"])
             p.s_cbranch_execz(f".Lrare_kb_{tag}{et}", comment="no row with kb > 123 (the common case): skip")
@@ -546,17 +714,6 @@ class _Kernel:
         p.v_mov_b32_e32(st["m"], mnew)
         if masked:
             p.op("s_mov_b64", "exec", sm["saved_exec"])
-        p.comment("next block: K/V pointers and extents move by 64 keys")
-        for t, e in (("k", s["kext"]), ("v", s["vext"])):
-            p.s_lshl_b32(s["tmp"], a[f"{t}_row_stride"], 6)
-            p.s_add_u32(self.ptr[t][0], self.ptr[t][0], s["tmp"])
-            p.s_addc_u32(self.ptr[t][1], self.ptr[t][1], 0)
-            p.s_sub_u32(e[0], e[0], s["tmp"])
-            p.s_subb_u32(e[1], e[1], 0)
-            p.s_cselect_b32(e[0], 0, e[0], comment="bytes left (64-bit), 0 when past seqlen_k")
-            p.s_cselect_b32(e[1], 0, e[1])
-        if masked:
-            p.s_add_u32(s["j0"], s["j0"], 64)
 
     def lean_p_full(self, sT, c0, mnew, pa, lsum, slot):
         """Lean P codes of a full block (no masked key) with packed fp32 ops, packed into the B layout `pa`, and
@@ -693,21 +850,53 @@ class _Kernel:
         self.setup()
         s = self.s
         s["j0"] = p.sreg("s_j0")
-        p.comment("full blocks: every row sees all 64 keys")
-        p.s_cmp_eq_u32(s["nfull"], 0)
-        p.s_cbranch_scc1(".Lmasked_start")
-        with p.loop(".Lfull", s["blk"], s["nfull"]):
-            self.block(masked=False)
-        p.label(".Lmasked_start")
-        p.comment("masked blocks: from nfull to nblk")
-        p.s_cmp_ge_u32(s["blk"], s["nblk"])
+        self.rk, self.rv = p.sreg("rsrc_k", 4), p.sreg("rsrc_v", 4)
+        bo = self.bo = {}
+        for x, n in (("pa", 8), ("va", 8), ("sb", 1), ("alpha2", 2), ("sblk", 1), ("lblk", 1), ("ptop", 1),
+                     ("eblk", 1), ("mnew", 1)):
+            bo[x] = p.vreg(f"blk_{x}", n)
+        p.comment("the workgroup's blocks: nblk_wg (0: no row of the workgroup sees a key)")
+        p.s_cmp_eq_u32(s["nblk_wg"], 0)
         p.s_cbranch_scc1(".Lepilogue")
-        p.s_lshl_b32(s["j0"], s["blk"], 6, comment="first key of the block")
-        with p.loop(".Lmasked", s["blk"], s["nblk"]):
-            self.block(masked=True)
+        p.comment("LDS-DMA of block 0 into stage 0 (in LDS by the first barrier)")
+        self.dma(publish=1)
+        p.s_mov_b32(s["blk"], 0)
+        with p.loop(".Lblk", s["blk"], s["nblk_wg"]):
+            p.s_lshl_b32(s["j0"], s["blk"], 6, comment="first key of the block")
+            p.s_barrier(comment="A: K and staged V of this block in LDS (every wave waited for its LDS-DMA)")
+            p.comment("LDS-DMA of the next block into the other stage (in LDS by barrier A of the next block)")
+            p.s_add_u32(s["tmp"], s["blk"], 1)
+            p.s_cmp_ge_u32(s["tmp"], s["nblk_wg"])
+            p.s_cbranch_scc1(".Lno_prefetch")
+            self.dma(publish=2)
+            p.label(".Lno_prefetch")
+            p.comment("this wave's share of the block's Vᵀ")
+            self.transpose_share()
+            p.comment("per wave: full block (every row sees all 64 keys), masked block, or nothing")
+            p.s_cmp_lt_u32(s["blk"], s["nfull"])
+            p.s_cbranch_scc1(".Lp1_full")
+            p.s_cmp_lt_u32(s["blk"], s["nblk"])
+            p.s_cbranch_scc0(".Lp1_done")
+            self.part1(masked=True)
+            p.s_branch(".Lp1_done")
+            p.label(".Lp1_full")
+            self.part1(masked=False)
+            p.label(".Lp1_done")
+            p.s_barrier(comment="B: the block's Vᵀ complete in LDS")
+            p.s_cmp_lt_u32(s["blk"], s["nfull"])
+            p.s_cbranch_scc1(".Lp2_full")
+            p.s_cmp_lt_u32(s["blk"], s["nblk"])
+            p.s_cbranch_scc0(".Lp2_done")
+            self.part2(masked=True)
+            p.s_branch(".Lp2_done")
+            p.label(".Lp2_full")
+            self.part2(masked=False)
+            p.label(".Lp2_done")
+            self.toggle_stage()
         self.epilogue()
-        return KernelSpec(self.cfg.name, self.cfg.description, self.args, p, workgroup_size=64,
-                          lds_bytes=2 * V_LDS_BYTES, workgroup_ids=3)
+        lds = LDS_K_B + 2 * LDS_K_B_TOGGLE if self.cfg.d > 128 else LDS_K_B
+        return KernelSpec(self.cfg.name, self.cfg.description, self.args, p, workgroup_size=64 * WAVES,
+                          lds_bytes=lds, workgroup_ids=3)
 
 
 def build(cfg: Config = Config()) -> KernelSpec:

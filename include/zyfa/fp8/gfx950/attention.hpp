@@ -33,8 +33,11 @@ inline const char* attention_config(std::int64_t head_dim_qk, std::int64_t head_
   return nullptr;
 }
 inline constexpr const char* kAttentionFamily = "attn_fwd_fp8";
-/// Query rows per workgroup (one wave) of the generated kernels.
-inline constexpr std::int64_t kAttentionBlockM = 32;
+/// Query rows per wave of the generated kernels (the "m" of the configuration).
+inline constexpr std::int64_t kAttentionWaveRows = 32;
+/// Query rows per workgroup of the generated kernels: 8 waves (512 threads, two waves per SIMD of a CU) of
+/// kAttentionWaveRows rows that share the K/V blocks staged in LDS; grid x = ceil(seqlen_q / kAttentionBlockM).
+inline constexpr std::int64_t kAttentionBlockM = 8 * kAttentionWaveRows;
 
 /// The packed kernel arguments: every generated attention kernel takes the same argument list
 /// (tools/zyfa_gen/kernels/attn_fwd_fp8.py, args()); the MLA kernel's struct is checked against it member by member.
@@ -191,7 +194,8 @@ inline AttentionArgs make_fp8_attention_args(const AttentionParams& p) {
 
 #if ZYFA_PLATFORM_HIP
 /// Validates `p` (validate_fp8_attention), finds the kernel of its head dims in the generated dispatch table and
-/// launches it on `stream` (asynchronous): grid (ceil(seqlen_q / 32), num_heads, batch), 64 threads. Errors: as
+/// launches it on `stream` (asynchronous): grid (ceil(seqlen_q / kAttentionBlockM), num_heads, batch), the
+/// kernel's workgroup size (512 threads: 8 waves). Errors: as
 /// validate_fp8_attention; unsupported on a device that is not gfx950; runtime_error from HIP.
 inline Status launch_fp8_attention(const AttentionParams& p, hipStream_t stream) {
   Status s = validate_fp8_attention(p);
