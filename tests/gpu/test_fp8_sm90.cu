@@ -19,14 +19,18 @@
 namespace {
 
 #define CUDA_OK(x) REQUIRE((x) == cudaSuccess)
-/// LSE tolerance against the specification (nats). The kernel's block row sum l_blk is the ones column of the P.V
-/// wgmma: FP8 wgmma aligns the 32 products of a k32 step to the largest and keeps about 14 bits, so l_blk can lose
-/// up to 2 * 32 * 2^-13 of the block's largest P per 64-key block (about 1%); the specification's l_blk is exact.
-/// On random inputs the logits also differ by summation order, which moves the corrected LSE's top-key term with
-/// them (measured up to 1.3e-2 nats against the specification; the recipe's own LSE error against fp64 is 2-3e-2).
-/// The output divides by the same l and P.V sums with the same alignment (a tolerance on the output, bits on the
-/// codes).
+/// LSE tolerance against the specification (nats) where the logits are exact in any summation order. The kernel's
+/// block row sum l_blk is the ones column of the P.V wgmma: FP8 wgmma aligns the 32 products of a k32 step to the
+/// largest and keeps about 14 bits, so l_blk can lose up to 2 * 32 * 2^-13 of the block's largest P per 64-key block
+/// (about 1%); the specification's l_blk is exact. The output divides by the same l and P.V sums with the same
+/// alignment (a tolerance on the output, bits on the codes).
 constexpr double kLseTol = 2e-2;
+/// LSE tolerance on random inputs: the logits also differ by summation order, so a logit at a rounding boundary of
+/// y gives a code one step (1/8 of its P) away from the specification's. The corrected LSE cancels this for the
+/// block's top key (P_top is the kernel's own code), not for the others: a key carrying a share w of a row's mass
+/// moves l by w / 8, and rows that see few keys have large w (measured 2.4e-2 on a row of 11 keys). 0.05 covers
+/// w <= 0.3 plus the 1% of l_blk; the recipe's own LSE error against fp64 is 2-3e-2.
+constexpr double kLseTolRandom = 5e-2;
 /// Relative Frobenius error against the specification on random inputs (see "random inputs").
 constexpr double kFroTol = 1e-2;
 std::mt19937& rng() {
@@ -47,6 +51,8 @@ enum class Inputs {
   exact_logits,  ///< q, k in {+-0.5, ..., +-3.5}: every partial sum of S is exact; v one-hot: out shows every code
   v_ones,        ///< random q, k; V == 1: every output must be exactly 1.0
   strong_tail,   ///< one strong key per row and a long tail of weak keys; V == 1: exactly 1.0
+  deep_blocks,   ///< exact logits; 64-key blocks at the row max, ~100 and ~200 binades below it (pattern 0 1 2 0'
+                 ///< per four blocks); v one-hot: the far blocks take the scaled accumulator's rare path
 };
 
 struct Case {
@@ -104,6 +110,7 @@ Result run(const Case& c) {
           float x = nd(rng()) * 64.0f;
           if (c.inputs == Inputs::exact_logits) x = 0.5f * half(rng());
           if (c.inputs == Inputs::strong_tail) x = (d == 0) ? 4.0f : 0.0f;
+          if (c.inputs == Inputs::deep_blocks) x = 3.5f;
           qi(b, s, hh, d) = zyfa::float_to_e4m3fn(x);
         }
     for (int s = 0; s < sk_buf; ++s)
@@ -113,11 +120,19 @@ Result run(const Case& c) {
           if (c.inputs == Inputs::exact_logits) x = 0.5f * half(rng());
           // strong_tail: key 0 has logit 4 * 448 * scale, the other keys 4 * (small) each
           if (c.inputs == Inputs::strong_tail) x = (d == 0) ? (s == 0 ? 448.0f : 0.5f * (s % 7)) : 0.0f;
+          if (c.inputs == Inputs::deep_blocks) {
+            // S = 3.5 (sum of k over the dims): all dims 3.5 (block pattern 0 and 3: the row max), the first half
+            // only (1: ~100-120 binades below after the scale 1/sqrt(d) log2 e), none (2: ~200, s_blk = 0); the
+            // last dim varies the logit by up to +-1.75 within the block
+            const int pat = (s / 64) % 4;
+            x = (pat == 2 || (pat == 1 && d >= c.dqk / 2)) ? 0.0f : 3.5f;
+            if (d == c.dqk - 1) x = 0.5f * (s % 7 - 3);
+          }
           ki(b, s, hh, d) = zyfa::float_to_e4m3fn(x);
         }
         for (int d = 0; d < c.dv; ++d) {
           float x = nd(rng()) * 64.0f;
-          if (c.inputs == Inputs::exact_logits) x = (s % c.dv == d) ? 1.0f : 0.0f;
+          if (c.inputs == Inputs::exact_logits || c.inputs == Inputs::deep_blocks) x = (s % c.dv == d) ? 1.0f : 0.0f;
           if (c.inputs == Inputs::v_ones || c.inputs == Inputs::strong_tail) x = 1.0f;
           vi(b, s, hh, d) = zyfa::float_to_e4m3fn(x);
         }
@@ -289,6 +304,22 @@ TEST_CASE("P codes bit for bit: exact logits, one-hot V (every code visible in t
       }
 }
 
+TEST_CASE("blocks 100 and 200 binades below the row max, then at it again (the accumulator's scale bookkeeping)") {
+  // The kernel keeps acc scaled by 2^e of the last block (at most 2^98); a block more than 90 binades below the row
+  // max folds by the two-operation path, one with s_blk = 0 contributes nothing, and the next block at the row max
+  // must come back with the right weight: one-hot V shows every block's codes in the output at their weight.
+  for (int dqk : {128, 192})
+    for (bool causal : {false, true}) {
+      Case c;
+      c.dqk = dqk;
+      c.causal = causal;
+      c.sq = 70;
+      c.sk = 512;
+      c.inputs = Inputs::deep_blocks;
+      check(c, run(c), 1.0 / 128, 1e-30, kLseTol);
+    }
+}
+
 TEST_CASE("random inputs: shapes, tails, GQA/MQA, strides, causal and not") {
   struct S {
     int b, sq, sk, h, hk, dqk;
@@ -309,7 +340,7 @@ TEST_CASE("random inputs: shapes, tails, GQA/MQA, strides, causal and not") {
     // difference of a rounding boundary (rare); bound per element 2^-5 of the largest |v| (a flip at the largest P
     // changes the output by at most P/8). P.V: FP8 wgmma keeps ~14 bits of each k32 step's products aligned to the
     // largest, so columns whose sum cancels lose relative accuracy (the specification sums exactly in fp32).
-    check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTol, &fro);
+    check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTolRandom, &fro);
     CHECK(fro < kFroTol);
   }
 }
@@ -328,7 +359,7 @@ TEST_CASE("NaN codes in q or k make exactly the rows they reach NaN (out and lse
       size_t spec_nan = 0;
       for (float x : r.spec.out_f32) spec_nan += std::isnan(x);
       CHECK(spec_nan > 0);
-      check(c, r, 1.0 / 64, 7.0 / 32, kLseTol);
+      check(c, r, 1.0 / 64, 7.0 / 32, kLseTolRandom);
     }
 }
 
@@ -338,7 +369,7 @@ TEST_CASE("rows that see no key: out exactly 0, lse -inf") {
   c.sk = 100;
   c.causal = true;
   const Result r = run(c);
-  check(c, r, 1.0 / 64, 7.0 / 32, kLseTol);
+  check(c, r, 1.0 / 64, 7.0 / 32, kLseTolRandom);
   size_t nonzero = 0;
   for (int s = 0; s < 200; ++s)
     for (int hh = 0; hh < c.h; ++hh)
@@ -406,7 +437,7 @@ TEST_CASE("the exp2 ablation (PMode::exp2) against the zyfa_exact recipe") {
       c.mode = zyfa::fp8::sm90::PMode::exp2;
       double fro = 0;
       // ex2.approx before the e4m3 rounding may flip a code at a rounding boundary (~2 ulp of fp32)
-      check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTol, &fro);
+      check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTolRandom, &fro);
       CHECK(fro < kFroTol);
     }
 }

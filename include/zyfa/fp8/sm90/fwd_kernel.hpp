@@ -18,8 +18,9 @@
 //   accumulation as every output column (V = 1 gives exactly 1.0).
 // * Each 64-key block's P.V goes to a fresh accumulator pv (FP8 wgmma keeps about 13 mantissa bits of the
 //   accumulator it adds into, sm90-facts) and is folded in fp32 as the specification does:
-//   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. The fold of block n-1 runs after block n's
-//   softmax, so the P.V of block n-1 overlaps it.
+//   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. acc is kept scaled by 2^(kb + 8) of the last
+//   block (at most 2^98), which makes the fold one FMA per element, A = fma(A, beta, pv), with the same bits up to
+//   that power of two. The fold of block n-1 runs after block n's softmax, so the P.V of block n-1 overlaps it.
 // * Lean P per element (bit-exact with the specification given the same fp32 S): t = S * c, d = t - m_new,
 //   y / 128 = fma.sat(d, 1/16, (8 kb + 121) / 128) (the clamp to [0, 1] is y's clamp to [0, 128]; y <= 121 always),
 //   then fma(y / 128, 128, 1.5 * 2^23) leaves round-half-even(y) in the low mantissa bits: 4 FP32 operations per
@@ -30,7 +31,8 @@
 //   by 0 and raise a flag; the epilogue then makes the output NaN where a row does see such a key (0 * NaN would
 //   otherwise poison rows that do not see it; the specification's acc is NaN for a visible NaN whatever P is).
 // Numerics that are a tolerance, not bits: S (wgmma accumulation order), pv and l_blk (wgmma accumulation),
-// alpha and e_blk (ex2.approx instead of exp2f), log2f, exp2 variant's P (ex2.approx before the e4m3 rounding).
+// alpha and e_blk (ex2.approx instead of exp2f), log2f, exp2 variant's P (ex2.approx before the e4m3 rounding), the
+// corrected LSE's per-block term (formed as fma(l_blk, f, e_blk - P_top f) rather than (l_blk - P_top) f + e_blk).
 #pragma once
 #include <cstdint>
 
@@ -91,10 +93,14 @@ __device__ __forceinline__ float max_nan(float a, float b) {
   asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
-/// 2^-e for e in [8, 263] (a block scale 2^-(kb + 8)): exact while normal (e <= 126), else 0. The specification's
-/// subnormal scales (kb 119..141) belong to blocks whose contribution pv * s_blk < 2^23.6 * 2^-127 cannot change
-/// acc or l, which the block that sets the running max makes >= 2^-8 * 256 * ... (l >= 1): the same fp32 results.
-__device__ __forceinline__ float pow2_neg(int e) { return e <= 126 ? __int_as_float((127 - e) << 23) : 0.0f; }
+/// 2^d for d in [-126, 127] (exact; a normal fp32 power of two).
+__device__ __forceinline__ float pow2i(int d) { return __int_as_float((127 + d) << 23); }
+/// The largest block exponent the kernel's scaled accumulator takes (fwd_kernel: A = acc * 2^e, |A| <= 2^29 * 2^98).
+constexpr int kAccExpMax = 98;
+/// Block exponents e > kSubnormalScaleExp have s_blk = 2^-e below fp32's normal range. The specification's subnormal
+/// scales (kb 119..141) belong to blocks whose contribution pv * s_blk < 2^23.6 * 2^-127 cannot change acc or l,
+/// which the block that sets the running max makes >= 2^-8 * 256 * ... (l >= 1): such blocks add 0.
+constexpr int kSubnormalScaleExp = 126;
 /// Value of an e4m3fn code in [0, 126]: its bits shifted to fp32's exponent/mantissa position are the value times
 /// 2^-120, subnormal codes included (fp32 subnormals are kept: no flush to zero).
 __device__ __forceinline__ float e4m3_value(int code) { return __int_as_float(code << 20) * 0x1p120f; }
@@ -346,9 +352,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
     const int n_tiles = detail::visible_key_tiles(a, m0);
 
+    // acc holds the specification's accumulator scaled by 2^e_acc (row r): A = acc * 2^e_acc, with e_acc the
+    // block exponent kb + 8 of the last folded block, capped at kAccExpMax. Then the fold of a block of
+    // exponent e is ONE fma per element, A' = fma(A, beta, pv), beta = alpha * 2^(e - e_acc), bit for bit 2^e times
+    // the specification's fma(acc, alpha, pv * 2^-e) (powers of two commute with rounding in the normal range,
+    // which the cap keeps: |A| <= 2^29 * 2^98 < 2^127). The row sum l (column DV) and the corrected LSE's l2 carry
+    // the same factor: out = A / l needs no unscaling; the LSE subtracts e_acc.
     float acc[kPvRegs];
 #pragma unroll
     for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
+    int e_acc[2] = {kTopExponent, kTopExponent};  // the exponent of the last block_step (its fold is pending)
     float m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
     float l2[2] = {0.0f, 0.0f};        // Lean P: the corrected LSE's row sum (host/fp8_spec.hpp END)
     bool nan_row[2] = {false, false};  // a NaN logit in the row: out and lse NaN
@@ -358,8 +371,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       float s[kSRegs];
       float pv[kPvRegs];
       std::uint32_t p[8];
-      // The previous block's fold factors (row r): alpha, s_blk, and for the corrected LSE P_top and e_blk.
-      float f_alpha[2] = {1.0f, 1.0f}, f_scale[2] = {0.0f, 0.0f}, f_ptop[2] = {0.0f, 0.0f}, f_eblk[2] = {0.0f, 0.0f};
+      // The previous block's fold factors (row r): beta (alpha times the change of acc's scale), s_blk, and for the
+      // corrected LSE P_top and e_blk.
+      float f_beta[2] = {1.0f, 1.0f}, f_g[2] = {1.0f, 1.0f}, f_lse_c[2] = {0.0f, 0.0f};
 
       // Descriptors: computed once; a k32 step or a stage moves the start address field (bytes / 16) by a constant
       // (CUTLASS advances GMMA descriptors the same way).
@@ -402,7 +416,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       };
       // One zyfa block step on S (host/fp8_spec.hpp STEP 2): the block max, m_new, alpha, kb, s_blk; s[i] becomes
       // the e4m3fn code of P in its low byte. Records the fold factors of this block in n_*.
-      float n_alpha[2], n_scale[2], n_ptop[2], n_eblk[2];
+      float n_beta[2], n_g[2], n_lse_c[2];
       auto block_step = [&]() {
         float mx[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
 #pragma unroll
@@ -424,16 +438,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           // (int)min(-dmax, 255), 0 for NaN (no key yet): fmaxf maps NaN to 0
           const int kb = static_cast<int>(fminf(fmaxf(neg_dmax, 0.0f), 255.0f));
           mu[r] = none ? 0.0f : m_new;
-          n_alpha[r] = none ? 1.0f : arch::sm90::exp2(m[r] - m_new);
-          n_scale[r] = none ? 0.0f : detail::pow2_neg(kb + kTopExponent);
+          // s_blk = 2^-e; acc's exponent after this block's fold: ea = min(e, kAccExpMax); beta = alpha *
+          // 2^(ea - e_acc); pv's factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row
+          // that has seen no key has kb = 0, alpha = 1 and A = pv = 0.
+          const int e = kb + kTopExponent, ea = e < detail::kAccExpMax ? e : detail::kAccExpMax;
+          n_beta[r] = (none ? 1.0f : arch::sm90::exp2(m[r] - m_new)) * detail::pow2i(ea - e_acc[r]);
+          n_g[r] = e <= detail::kSubnormalScaleExp ? detail::pow2i(ea - e) : 0.0f;
+          e_acc[r] = ea;
           m[r] = m_new;
           if constexpr (kLean) {
             kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
             // The corrected LSE: the top key's Lean P value and its exact exponential (once per row and block).
             const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
             const int top_code = __float2int_rn(fmaxf(y_top, 0.0f));  // y_top <= 121
-            n_ptop[r] = none ? 0.0f : detail::e4m3_value(top_code);
-            n_eblk[r] = none ? 0.0f : arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
+            const float p_top = detail::e4m3_value(top_code);
+            const float e_blk = arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
+            // the constant part of the block's l2 term, (e_blk - P_top f) g (see fold)
+            n_lse_c[r] = none ? 0.0f : __fmul_rn(fmaf(-p_top, a.lse_rest, e_blk), n_g[r]);
           } else {
             kk[r] = static_cast<float>(kb + kTopExponent);
           }
@@ -470,36 +491,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
             }
           }
       };
-      // acc = fma(acc, alpha, pv * s_blk) of the previous block (column DV carries l); the corrected LSE's l2.
+      // acc = fma(acc, alpha, pv * s_blk) of the previous block (column DV carries l) in the scaled form above:
+      // A = fma(A, beta, pv). A row whose block exponent e exceeds kAccExpMax (a block more than 90 binades below
+      // the row max) keeps e_acc = kAccExpMax and scales pv by g = 2^(kAccExpMax - e) (0 where the specification's
+      // s_blk is 0): the rare warp-uniform path of two operations per element.
       auto fold = [&]() {
-        const bool unit = __all_sync(0xffffffffu, f_alpha[0] == 1.0f && f_alpha[1] == 1.0f);
+        const float(&g)[2] = f_g;
         // Registers DV/2 + 1 and + 3 hold columns DV + 1 + 2q: zero columns of V^T, never read.
-        if (unit) {
+        if (__all_sync(0xffffffffu, g[0] == 1.0f && g[1] == 1.0f)) {
 #pragma unroll
           for (int i = 0; i < kPvRegs; ++i)
-            if (i < DV / 2 || i % 2 == 0) acc[i] = fmaf(pv[i], f_scale[(i / 2) % 2], acc[i]);
+            if (i < DV / 2 || i % 2 == 0) acc[i] = fmaf(acc[i], f_beta[(i / 2) % 2], pv[i]);
         } else {
 #pragma unroll
           for (int i = 0; i < kPvRegs; ++i)
-            if (i < DV / 2 || i % 2 == 0)
-              acc[i] = fmaf(acc[i], f_alpha[(i / 2) % 2], __fmul_rn(pv[i], f_scale[(i / 2) % 2]));
+            if (i < DV / 2 || i % 2 == 0) acc[i] = fmaf(acc[i], f_beta[(i / 2) % 2], __fmul_rn(pv[i], g[(i / 2) % 2]));
         }
         if constexpr (kLean) {
 #pragma unroll
           for (int r = 0; r < 2; ++r)
             l2[r] = fmaf(
-                l2[r], f_alpha[r],
-                __fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(pv[kPvRegs - 4 + 2 * r], f_ptop[r]), a.lse_rest), f_eblk[r]),
-                          f_scale[r]));
+                l2[r], f_beta[r],
+                fmaf(__fmul_rn(pv[kPvRegs - 4 + 2 * r], g[r]), a.lse_rest, f_lse_c[r]));
         }
       };
       auto keep_factors = [&]() {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          f_alpha[r] = n_alpha[r];
-          f_scale[r] = n_scale[r];
-          f_ptop[r] = n_ptop[r];
-          f_eblk[r] = n_eblk[r];
+          f_beta[r] = n_beta[r];
+          f_g[r] = n_g[r];
+          f_lse_c[r] = n_lse_c[r];
         }
       };
       auto release = [&](std::uint32_t bar) {
@@ -582,6 +603,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 
     // ---------------- epilogue ----------------
     // l (column DV of the accumulator) lives in the quad's lane 0; out = (acc / l) * v_descale.
+    // acc and l are scaled by 2^e_acc (the same factor: out = acc / l needs no unscaling); log2 of the unscaled l is
+    // log2(l) - e_acc.
     float l[2], l2q[2];
     bool no_key[2];
 #pragma unroll
@@ -598,7 +621,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if (grow < a.seqlen_q)
           lse[grow] = nan_row[r]  ? __int_as_float(0x7FC00000)
                       : no_key[r] ? -__builtin_huge_valf()
-                                  : (m[r] + log2f(kLean ? l2q[r] : l[r])) * kLn2;
+                                  : (m[r] + (log2f(kLean ? l2q[r] : l[r]) - static_cast<float>(e_acc[r]))) * kLn2;
       }
     }
     if (n_tiles == 0) {
