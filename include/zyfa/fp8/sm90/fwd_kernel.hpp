@@ -418,9 +418,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       // the e4m3fn code of P in its low byte. Records the fold factors of this block in n_*.
       float n_beta[2], n_g[2], n_lse_c[2];
       auto block_step = [&]() {
-        float mx[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
+        // Row max as a tree (depth 4 for the 16 values of a row, not a chain of 16 dependent max).
+        float mx[2];
 #pragma unroll
-        for (int i = 0; i < kSRegs; ++i) mx[(i / 2) % 2] = detail::max_nan(mx[(i / 2) % 2], s[i]);
+        for (int r = 0; r < 2; ++r) {
+          float t[8];
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {  // row r's registers: i with (i / 2) % 2 == r, i.e. 4 (j / 2) + 2 r + j % 2
+            const int i0 = 4 * j + 2 * r;
+            t[j] = detail::max_nan(s[i0], s[i0 + 1]);
+          }
+#pragma unroll
+          for (int w = 4; w >= 1; w /= 2)
+#pragma unroll
+            for (int j = 0; j < w; ++j) t[j] = detail::max_nan(t[j], t[j + w]);
+          mx[r] = t[0];
+        }
 #pragma unroll
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 #pragma unroll
