@@ -163,3 +163,18 @@ def test_attention_cycle_model_of_the_generated_kernels():
         c = res[int(r["head_dim_qk"])]
         tf, ms = problem_tflops(c, int(r["seqlen_q"]), 2.4)
         assert abs(float(r["tflops"]) - tf) <= 0.051 and abs(float(r["median_ms"]) - ms) <= 5.1e-5, r
+
+
+def test_pingpong_groups_alternate_matrix_phases():
+    """The two waves of a SIMD (one per ping-pong group) issue their MFMAs in alternate phases: in the modelled
+    period, group A's MFMAs fall in the first phase and group B's in the second (modelled, not measured)."""
+    from zyfa_gen.attention_cycles import pingpong_timeline
+    asm = (ROOT / "asm" / "zyfa_fp8_fwd_d128_m32.s").read_text()
+    lines = pingpong_timeline(asm, bucket=32)
+    a = next(ln for ln in lines if ln.startswith("A (waves 0-3) MATRIX"))[22:]
+    b = next(ln for ln in lines if ln.startswith("B (waves 4-7) MATRIX"))[22:]
+    bars = [i for i, ch in enumerate(next(ln for ln in lines if ln.startswith("A (waves 0-3) barrier"))[22:])
+            if ch == "|"]
+    assert len(bars) == 2 and "M" in a and "M" in b
+    mid = bars[1]
+    assert "M" not in a[mid + 2:] and "M" not in b[:mid]

@@ -5,10 +5,10 @@
 kernel and turns the per-block cycles into whole-problem figures:
 
 * steady state: the block loop (``.Lblk``) run 9 and 8 times on the full-block path (the branches to
-  ``.Lp1_full``/``.Lp2_full`` taken), the difference is one 64-key block (one wave, and the two waves of the
-  workgroup that share a SIMD: two copies of the stream synchronised at their ``s_barrier``s, as the waves of one
-  workgroup are); the same on the masked path; the rest of a workgroup (prologue, epilogue) is the run with one
-  full block minus one steady-state block;
+  ``.Lp1_full``/``.Lp2_full`` taken), the difference is one 64-key block (one wave of group A alone, and the two
+  waves of the workgroup that share a SIMD: one of each ping-pong group, group B one barrier behind, the two
+  streams synchronised at every ``s_barrier`` as the waves of one workgroup are); the same on the masked path; the
+  rest of a workgroup (prologue, epilogue) is the run with one full block minus one steady-state block;
 * matrix-pipe busy % = MFMA busy cycles / cycles of the steady-state block; VALU cycles per 32x128 block = twice
   the VALU pipe cycles of one 64-key block of one wave;
 * a problem (batch 1, 16 heads, seqlen_q = seqlen_k = tokens, causal, as the H200 FP8 benchmarks of
@@ -37,7 +37,7 @@ from gfx950isa.syntax import Instr, parse_items
 
 __all__ = ["AttentionCycles", "attention_cycles", "problem_tflops", "attention_report_lines", "PUBLISHED_ATTENTION",
            "CLOCKS_GHZ", "TOKENS", "HEADS", "loop_valu_mix", "loop_valu_classes", "attention_kernels",
-           "attention_csv_rows"]
+           "attention_csv_rows", "pingpong_timeline", "group_stream"]
 
 #: clocks of the report: the model's peak clock and 1.63 GHz (a clock under sustained matrix load)
 CLOCKS_GHZ = (table.CLOCK_GHZ, 1.63)
@@ -99,8 +99,26 @@ def _trips(items, blocks: int, full: bool) -> dict:
     return trips
 
 
+#: the group branches of the ping-pong: group A (waves 0..3) skips the extra barrier at the start (taken branch to
+#: GROUP_A_START) and passes one after the loop; group B (waves 4..7) the opposite (taken branch to GROUP_B_END)
+GROUP_A_START, GROUP_B_END = ".Lgroup_a_start", ".Lgroup_b_end"
+
+
+def group_stream(items, trips: dict, group: str) -> list:
+    """The executed instruction stream of a wave of ping-pong group "A" or "B" (the model's trips otherwise)."""
+    for x in items:
+        if isinstance(x, Instr) and not x.kind:
+            analyze(x)
+    t = dict(trips)
+    t[GROUP_A_START if group == "A" else GROUP_B_END] = 10 ** 9
+    return _flatten(items, t)
+
+
 def _run(items, waves: int, blocks: int, full: bool):
-    return simulate([items for _ in range(waves)], _trips(items, blocks, full))
+    """One wave (group A), or the two waves of a SIMD (one of each group, synchronised at every barrier)."""
+    trips = _trips(items, blocks, full)
+    streams = [group_stream(items, trips, g) for g in "AB"[:waves]]
+    return simulate(streams, executed=True)
 
 
 def _vgprs(asm: str) -> int:
@@ -206,13 +224,13 @@ VALU_CLASSES = [
 
 
 def _steady_body(asm: str, label: str = ".Lblk") -> list:
-    """The instructions one steady-state trip of the loop at `label` executes in the model (rare-work skips
-    taken, other conditional branches not taken)."""
+    """The instructions one steady-state trip of the loop at `label` executes in the model (full-block path and
+    rare-work skips taken, other conditional branches not taken; a wave of group A)."""
     items = parse_items(asm)
     for x in items:
         if isinstance(x, Instr) and not x.kind:
             analyze(x)
-    flat = _flatten(items, _trips(items, 3, True))
+    flat = group_stream(items, _trips(items, 3, True), "A")
     first = None
     for i, x in enumerate(items):
         if isinstance(x, tuple) and x[1] == label:
@@ -280,6 +298,7 @@ def attention_report_lines(generated: dict, kernels: dict) -> list:
                    (f", {len(mix) - 12} others {sum(cyc for _, _, cyc in mix[12:])}" if len(mix) > 12 else ""))
         out.append("    by purpose (modelled; ops, cycles): " +
                    "; ".join(f"{cl} {n}, {cyc}" for cl, n, cyc in loop_valu_classes(asm)))
+        out.extend("    " + ln for ln in pingpong_timeline(asm, bucket=64))
         rows.append(c)
     out.append("  summary (modelled, not measured; causal, batch 1, 16 heads, seqlen = tokens; TFLOP/s):")
     head = (f"  {'kernel':<30} {'busy% 1w':>8} {'busy% 2w':>8} {'VALU/32x128':>11} " +
@@ -306,4 +325,47 @@ def attention_csv_rows(generated: dict, kernels: dict, date: str, clock_ghz: flo
             tf, ms = problem_tflops(c, tokens, clock_ghz)
             out.append(f"{date},MI355X (modelled),zyfa,e4m3fn,{d},{dv},1,1,{HEADS},{HEADS},{tokens},{tokens},"
                        f"{ms:.4f},{tf:.1f}")
+    return out
+
+
+def pingpong_timeline(asm: str, bucket: int = 32, trip: int = 6) -> list:
+    """ASCII timeline of one steady-state period of the ping-pong (the two waves of a SIMD, full-block path, trip
+    `trip` of 9; modelled): from group A's matrix-phase barrier of that trip to the next one, one column per
+    `bucket` cycles. Rows: each wave's matrix pipe (M: an MFMA of that wave occupies the pipe), VALU issue (v), LDS
+    issue (l: ds_read/ds_write), LDS-DMA issue (d), barriers (|). Returns the lines."""
+    items = parse_items(asm)
+    trips = _trips(items, 9, True)
+    streams = [group_stream(items, trips, g) for g in "AB"]
+    tr: list = []
+    simulate(streams, trace=tr, executed=True)
+    bars = [t for t, w, text in tr if w == 0 and text.startswith("s_barrier")]
+    t0, t1 = bars[1 + 2 * trip], bars[3 + 2 * trip]  # group A: block 0 in LDS, then (matrix, vector) per trip
+    n = -(-(t1 - t0) // bucket)
+    rows = {(w, k): [" "] * n for w in (0, 1) for k in ("M", "v", "l", "d", "|")}
+    mfma_cyc = 64
+    for t, w, text in tr:
+        mn = text.split()[0]
+        if mn.startswith("v_mfma"):
+            for c in range(t, t + mfma_cyc, bucket):
+                if t0 <= c < t1:
+                    rows[(w, "M")][(c - t0) // bucket] = "M"
+            continue
+        if not t0 <= t < t1:
+            continue
+        col = (t - t0) // bucket
+        if mn == "s_barrier":
+            rows[(w, "|")][col] = "|"
+        elif mn.startswith("buffer_") and " lds" in text:
+            rows[(w, "d")][col] = "d"
+        elif mn.startswith("ds_"):
+            rows[(w, "l")][col] = "l"
+        elif mn.startswith("v_"):
+            rows[(w, "v")][col] = "v"
+    busy = sum(1 for c in range(n) if rows[(0, "M")][c] == "M" or rows[(1, "M")][c] == "M")
+    out = [f"one ping-pong period: {t1 - t0} cycles (two 64-key blocks, one per wave), {bucket} cycles per column; "
+           f"matrix pipe busy in {busy} of {n} columns (modelled, not measured)"]
+    names = {0: "A (waves 0-3)", 1: "B (waves 4-7)"}
+    for w in (0, 1):
+        for k, what in (("M", "MATRIX"), ("v", "VALU"), ("l", "LDS"), ("d", "DMA"), ("|", "barrier")):
+            out.append(f"{names[w]:<14}{what:<8}" + "".join(rows[(w, k)]))
     return out

@@ -83,15 +83,31 @@ LN2_F32 = 0.693147180559945309417
 
 #: waves per workgroup: 8 = two per SIMD on the 4 SIMDs of a CU; each wave owns 32 query rows
 WAVES = 8
-#: LDS layout (bytes). Two stages (block parity) of [K dims 0..127: 64 keys x 128 B | V: 64 keys x 128 B],
-#: stage 1 = stage 0 ^ LDS_STAGE_TOGGLE; one Vᵀ [128 dims][64 keys] (written after barrier A of a block, read
-#: after barrier B); MLA: K dims 128..191 (64 keys x 64 B) per stage at LDS_K_B ^ (stage LDS_K_B_TOGGLE).
+#: LDS layout (bytes). Three stages (block index mod 3) of [K dims 0..127: 64 keys x 128 B | V: 64 keys x 128 B] at
+#: LDS_STAGE apart: a block's LDS-DMA is issued two blocks ahead (in the matrix phase of block j - 2) and the stage
+#: it overwrites held block j - 3, which both wave groups finished reading a phase earlier. MLA: K dims 128..191
+#: (64 keys x 64 B) per stage at LDS_K_B + LDS_STAGE_B stage. Two Vᵀ [128 dims][64 keys] buffers (block parity,
+#: LDS_VT_TOGGLE apart): Vᵀ of block j is written in the matrix phase of block j and read in the matrix phase of
+#: block j + 1. Every LDS-DMA destination lies below 64 KiB (M0's width for LDS-DMA: gfx950-facts.md §6).
 LDS_K = 0x0000
 LDS_V_RAW = 0x2000
-LDS_STAGE_TOGGLE = 0x4000
-LDS_VT = 0x8000
-LDS_K_B = 0xA000
-LDS_K_B_TOGGLE = 0x1000
+LDS_STAGE = 0x4000
+STAGES = 3
+LDS_K_B = 0xC000
+LDS_STAGE_B = 0x1000
+LDS_VT_TOGGLE = 0x2000
+
+
+def lds_vt(d: int) -> int:
+    """Byte address of the first Vᵀ buffer (after the K/V stages; bit 13 clear so that XOR LDS_VT_TOGGLE flips it)."""
+    return 0xC000 if d == 128 else 0x10000
+
+
+def lds_bytes(d: int) -> int:
+    """LDS bytes of the kernel with head_dim_qk d: 64 KiB (d = 128), 80 KiB (MLA)."""
+    return lds_vt(d) + 2 * LDS_VT_TOGGLE
+
+
 V_LDS_BYTES = 128 * 64  # Vᵀ of one 64-key block
 #: 1.5 * 2^23: y + MAGIC_ROUND for y in [0, 2^22] is the fp32 number whose low mantissa bits hold RNE(y) (the
 #: addition rounds to an integer ulp, to nearest even); its byte 0 is the Lean P code, bytes 1-3 are 0x00 0x40 0x4B
@@ -406,7 +422,7 @@ class _Kernel:
                 p.v_add_u32_e32(o, 128, o, comment="K: key * k_row_stride + 128 + 16 chunk + 4 (l % 4)")
                 m0 = p.sreg(f"m0_kb{n_add}")
                 p.s_lshl_b32(m0, s["tmp"], 6, comment="256 n")
-                p.s_add_u32(m0, m0, hex(LDS_K_B))
+                p.s_add_u32(m0, m0, hex(LDS_K_B), comment="stage 0")
                 L["kdma_b"].append(o)
                 L["m0_kb"].append(m0)
         p.comment("K operand reads: key 32 kt + i, bytes 64 x + 32 half + 16 h (swizzled chunks)")
@@ -439,7 +455,8 @@ class _Kernel:
             p.v_xor_b32_e32(t, t, mi)
             p.v_lshlrev_b32_e32(t, 4, t)
             p.v_lshl_add_u32(t, v["i"], 6, t)
-            p.v_add_u32_e32(r, hex(LDS_VT), t, comment="Vᵀ: i * 64 + 16 ((2 half + h) ^ ((i >> 2) & 3))")
+            p.v_add_u32_e32(r, hex(lds_vt(self.cfg.d) ^ LDS_VT_TOGGLE), t,
+                            comment="Vᵀ: i * 64 + 16 ((2 half + h) ^ ((i >> 2) & 3)); buffer 1 (block j - 1 = -1)")
             L["vtr"].append(r)
         p.comment("V transpose share of wave w: keys 8 w + 4 h + r (r < 4), dims 4 i .. 4 i + 3")
         L["vraw"], L["vtw"] = p.vreg("v_raw_rd"), p.vreg("vt_wr")
@@ -455,15 +472,15 @@ class _Kernel:
         p.v_lshl_add_u32(t, v["h"], 2, t)
         p.s_and_b32(s["tmp"], w, 1)
         p.s_lshl_b32(s["tmp"], s["tmp"], 3)
-        p.s_add_u32(s["tmp"], s["tmp"], hex(LDS_VT))
+        p.s_add_u32(s["tmp"], s["tmp"], hex(lds_vt(self.cfg.d)))
         p.v_add_u32_e32(L["vtw"], s["tmp"], t, comment="Vᵀ: dim 4 i row + chunk + 8 (w & 1) + 4 h")
 
     # ----------------------------------------------------------------------------------------------- LDS-DMA
     def dma(self, publish: int):
-        """Issues this wave's LDS-DMA share of the next K/V block (V#s from the moving pointers) into the stage the
-        M0 bases name, then moves the pointers and extents by 64 keys and toggles the M0 bases to the other stage.
-        `publish`: the number of s_barriers after which the data must be in LDS (the waitcnt pass waits for it
-        before that barrier)."""
+        """Issues this wave's LDS-DMA share of the next K/V block to load (V#s from the moving pointers) into the
+        stage s_dma_k / s_dma_kb name, then moves the pointers and extents by 64 keys and the DMA stage to the next
+        one (mod STAGES). `publish`: the number of s_barriers after which the data must be in LDS (the waitcnt
+        pass waits for it before that barrier)."""
         p, a, s, L = self.p, self.a, self.s, self.lds
         rk, rv = self.rk, self.rv
         for r, t, e in ((rk, "k", s["kext"]), (rv, "v", s["vext"])):
@@ -472,14 +489,15 @@ class _Kernel:
             p.s_cmp_eq_u32(e[1], 0)
             p.s_cselect_b32(r[2], e[0], -1, comment="num_records: bytes left, clamped to 2^32-1")
             p.s_mov_b32(r[3], hex(BUF_DWORD3))
-        loads = [("buffer_load_dwordx4", L["kdma"], rk, L["m0_k"]), ("buffer_load_dwordx4", L["vdma"], rv, L["m0_v"])]
+        loads = [("buffer_load_dwordx4", L["kdma"], rk, L["m0_k"], s["dma_k"]),
+                 ("buffer_load_dwordx4", L["vdma"], rv, L["m0_v"], s["dma_k"])]
         if self.cfg.d > 128:
-            loads += [("buffer_load_dword", o, rk, m0) for o, m0 in zip(L["kdma_b"], L["m0_kb"])]
-        for mn, off, r, m0 in loads:
-            p.s_mov_b32("m0", m0)
+            loads += [("buffer_load_dword", o, rk, m0, s["dma_kb"]) for o, m0 in zip(L["kdma_b"], L["m0_kb"])]
+        for mn, off, r, m0, stage in loads:
+            p.s_add_u32("m0", m0, stage)
             x = p.op(mn, off, r, 0, offen=True, lds=True, comment="LDS-DMA: lane l -> LDS M0 + size l")
             x.lds_publish = publish
-        p.comment("next block: K/V pointers and extents move by 64 keys; M0 bases to the other stage")
+        p.comment("next block to load: K/V pointers and extents move by 64 keys; the DMA stage to the next one")
         for t, e in (("k", s["kext"]), ("v", s["vext"])):
             p.s_lshl_b32(s["tmp"], a[f"{t}_row_stride"], 6)
             p.s_add_u32(self.ptr[t][0], self.ptr[t][0], s["tmp"])
@@ -488,21 +506,30 @@ class _Kernel:
             p.s_subb_u32(e[1], e[1], 0)
             p.s_cselect_b32(e[0], 0, e[0], comment="bytes left (64-bit), 0 when past seqlen_k")
             p.s_cselect_b32(e[1], 0, e[1])
-        p.s_xor_b32(L["m0_k"], L["m0_k"], hex(LDS_STAGE_TOGGLE))
-        p.s_xor_b32(L["m0_v"], L["m0_v"], hex(LDS_STAGE_TOGGLE))
+        self.next_stage("dma_k", "dma_kb")
+
+    def next_stage(self, k: str, kb: str):
+        """Advances the stage byte offsets s[k] (stride LDS_STAGE) and s[kb] (MLA, stride LDS_STAGE_B) mod STAGES."""
+        p, s = self.p, self.s
+        p.s_add_u32(s[k], s[k], hex(LDS_STAGE))
+        p.s_cmp_ge_u32(s[k], hex(STAGES * LDS_STAGE))
+        p.s_cselect_b32(s[k], 0, s[k], comment=f"stage offset mod {STAGES}")
         if self.cfg.d > 128:
-            for m0 in L["m0_kb"]:
-                p.s_xor_b32(m0, m0, hex(LDS_K_B_TOGGLE))
+            p.s_add_u32(s[kb], s[kb], hex(LDS_STAGE_B))
+            p.s_cmp_ge_u32(s[kb], hex(STAGES * LDS_STAGE_B))
+            p.s_cselect_b32(s[kb], 0, s[kb])
 
     def transpose_share(self):
         """This wave's share of the block's Vᵀ (once per workgroup): keys 8 w + 4 h + r, dims 4 i..4 i + 3 from the
-        staged V (the wave's own LDS-DMA bytes), 4x4 bytes transposed with 8 v_perm_b32, written dims-major."""
+        staged V (the wave's own LDS-DMA bytes, in the block's stage), 4x4 bytes transposed with 8 v_perm_b32,
+        written dims-major into the Vᵀ buffer of the block's parity."""
         p, L = self.p, self.lds
         rows = [p.vreg(f"vraw{r}") for r in range(4)]
         tr = [p.vreg(f"tr{x}") for x in range(4)]
-        col = p.vreg("vt_col")
+        col, ra = p.vreg("vt_col"), p.vreg("v_raw_cur")
+        p.v_add_u32_e32(ra, self.s["stage_k"], L["vraw"])
         for r in range(4):
-            p.ds_read_b32(rows[r], L["vraw"], offset=128 * r)
+            p.ds_read_b32(rows[r], ra, offset=128 * r)
         for x, (hi, lo, sel) in enumerate(((rows[1], rows[0], self.sel["5010400"]), (rows[1], rows[0], self.sel["7030602"]),
                                            (rows[3], rows[2], self.sel["5010400"]), (rows[3], rows[2], self.sel["7030602"]))):
             p.v_perm_b32(tr[x], hi, lo, sel)
@@ -512,37 +539,43 @@ class _Kernel:
             p.ds_write_b32(L["vtw"], col, offset=64 * d)
 
     def toggle_stage(self):
-        """Moves the K and staged-V read addresses to the other stage (after the block's last read)."""
+        """Next block: the read stage to the next one (mod STAGES), the Vᵀ write and read buffers swapped."""
         p, L = self.p, self.lds
-        p.comment("LDS stage of the next block: K and staged-V read addresses to the other stage")
-        for r in L["kr"].values():
-            if r in [L["kr"].get((2, 0)), L["kr"].get((2, 1))]:
-                p.v_xor_b32_e32(r, hex(LDS_K_B_TOGGLE), r)
-            else:
-                p.v_xor_b32_e32(r, hex(LDS_STAGE_TOGGLE), r)
-        p.v_xor_b32_e32(L["vraw"], hex(LDS_STAGE_TOGGLE), L["vraw"])
+        p.comment("LDS stage of the next block; Vᵀ buffers swapped (write: block j + 1, read: block j)")
+        self.next_stage("stage_k", "stage_kb")
+        for r in [L["vtw"]] + L["vtr"]:
+            p.v_xor_b32_e32(r, hex(LDS_VT_TOGGLE), r)
 
     # ------------------------------------------------------------------------------------------- block step
-    def part1(self, masked: bool):
-        """First half of a 64-key block (K staged in LDS): Sᵀ = K Qᵀ from ds_read K operands, the online softmax
-        and the Lean P codes in the B layout. Writes the block outputs self.bo that part2 reads."""
-        p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
-        tag = "m" if masked else "f"
+    def qk(self):
+        """Sᵀ = K Qᵀ of block j (matrix phase): K operands by ds_read_b128 from the block's stage (read addresses +
+        the stage offset), 2 d / 64 MFMAs into self.sT (the same for the full and the masked path)."""
+        p, c, L = self.p, self.c, self.lds
         p.comment("K tiles (A operand of Sᵀ) from LDS: keys 32 kt + i of the block")
         ks = self.cfg.k_steps
-        ka = [[p.vreg(f"k_{tag}{kt}_{x}", 8) for x in range(ks)] for kt in range(2)]
+        addr = {}
+        for key, r in L["kr"].items():
+            addr[key] = p.vreg(f"k_rd_cur{key[0]}{key[1]}")
+            p.v_add_u32_e32(addr[key], self.s["stage_kb" if key[0] == 2 else "stage_k"], r)
+        ka = [[p.vreg(f"k_op{kt}_{x}", 8) for x in range(ks)] for kt in range(2)]
+        sT = self.sT
         for kt in range(2):
             for x in range(ks):
                 for half in range(2):
-                    addr = self.lds["kr"][(x, half)]
-                    p.ds_read_b128(ka[kt][x][4 * half:4 * half + 4], addr,
+                    p.ds_read_b128(ka[kt][x][4 * half:4 * half + 4], addr[(x, half)],
                                    offset=(2048 if x == 2 else 4096) * kt)
         p.comment("Sᵀ = K Qᵀ")
-        sT = [p.vreg(f"s_{tag}{kt}", 16) for kt in range(2)]
         for kt in range(2):
             for x in range(ks):
                 p.mfma_scale_f32_32x32x64_fp8(sT[kt], ka[kt][x], self.qb[x], 0 if x == 0 else sT[kt], c["one"],
                                               c["one"], comment=f"keys {32 * kt}.., dims {64 * x}..")
+
+    def part1(self, masked: bool):
+        """The online softmax of block j (vector phase) from self.sT: the Lean P codes in the B layout and the
+        block outputs self.bo that part2 (in the next matrix phase) reads."""
+        p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
+        tag = "m" if masked else "f"
+        sT = self.sT
         if masked:
             relb = p.vreg(f"rel_{tag}")
             p.v_subrev_u32_e32(relb, s["j0"], v["rel"], comment="n_i - 4h - j0")
@@ -657,12 +690,17 @@ class _Kernel:
         alpha, lblk, ptop, eblk, mnew = alpha2[0], bo["lblk"], bo["ptop"], bo["eblk"], bo["mnew"]
         if masked:
             bits, low, t2, t3 = (p.vreg(f"{x}_{tag}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3"))
-        p.comment("Vᵀ A operands from LDS; (P V)ᵀ = Vᵀ Pᵀ with s_blk in the E8M0 operands")
-        pv = p.vreg(f"pv_{tag}", 16)
-        cnt = p.vreg(f"nan_count_{tag}", 16) if masked else None
+        p.comment("Vᵀ A operands from LDS; (P V)ᵀ = Vᵀ Pᵀ with s_blk in the E8M0 operands" +
+                  ("" if masked else "; the MFMA of dims 32 (et + 1).. issues before the accumulator update of dims "
+                   "32 et.. (two result tiles)"))
+        nbuf = 1 if masked else 2  # the masked path (rare) keeps one tile of each: its NaN counts need 16 more
+        pvs = [p.vreg(f"pv_{tag}{x}", 16) for x in range(nbuf)] * (3 - nbuf)
+        cnts = [p.vreg(f"nan_count_{tag}", 16)] * 2 if masked else None
         if masked:
-            p.v_cmp_gt_i32_e64(sm["skip"], v["nvis"], s["j0"], comment="rows that see a key of the block")
-        for et in range(4):
+            p.v_cmp_gt_i32_e64(sm["skip"], v["nvis"], s["j0p"], comment="rows that see a key of the block")
+
+        def issue(et):
+            pv = pvs[et % 2]
             vb = p.vreg(f"vt_{tag}{et}", 8)
             for half in range(2):
                 p.ds_read_b128(vb[4 * half:4 * half + 4], self.lds["vtr"][half], offset=2048 * et)
@@ -683,7 +721,11 @@ class _Kernel:
                     p.op("v_bfi_b32", x, bits, 0, x, comment="NaN bytes -> 0")
             p.mfma_scale_f32_32x32x64_fp8(pv, vb, pa, 0, c["scale_v"], sb, comment=f"(P V)ᵀ s_blk, dims {32 * et}..")
             if masked:
-                p.mfma_scale_f32_32x32x64_fp8(cnt, vn, va_, 0, c["one"], c["one"], comment="visible NaN V codes")
+                p.mfma_scale_f32_32x32x64_fp8(cnts[et % 2], vn, va_, 0, c["one"], c["one"],
+                                              comment="visible NaN V codes")
+
+        def finish(et):
+            pv = pvs[et % 2]
             p.op("s_and_saveexec_b64", sm["saved_exec"], sm["kb_big"])
             p.s_cbranch_execz(f".Lrare_kb_{tag}{et}", comment="no row with kb > 123 (the common case): skip")
             for r in range(16):
@@ -691,6 +733,7 @@ class _Kernel:
             p.label(f".Lrare_kb_{tag}{et}")
             p.op("s_mov_b64", "exec", sm["saved_exec"])
             if masked:
+                cnt = cnts[et % 2]
                 for r in range(16):
                     p.v_cmp_gt_f32_e64(sm["has_nan"], cnt[r], 0)
                     p.v_cndmask_b32_e64(pv[r], pv[r], c["qnan"], sm["has_nan"])
@@ -700,6 +743,17 @@ class _Kernel:
                                comment="acc = fma(acc, alpha, pv s_blk), two per op")
             if masked:
                 p.op("s_mov_b64", "exec", sm["saved_exec"])
+
+        if masked:
+            for et in range(4):
+                issue(et)
+                finish(et)
+        else:
+            issue(0)
+            for et in range(1, 4):
+                issue(et)
+                finish(et - 1)
+            finish(3)
         p.comment("row state: l, l2 (corrected LSE), m" + (" (rows that see a key of the block)" if masked else ""))
         lt = p.vreg(f"l_term_{tag}")
         p.v_sub_f32_e32(lt, lblk, ptop)
@@ -849,30 +903,79 @@ class _Kernel:
         p = self.p
         self.setup()
         s = self.s
-        s["j0"] = p.sreg("s_j0")
+        for x in ("j0", "j0p", "prev", "nloop", "stage_k", "dma_k") + (("stage_kb", "dma_kb") if self.cfg.d > 128
+                                                                        else ()):
+            s[x] = p.sreg(f"s_{x}")
         self.rk, self.rv = p.sreg("rsrc_k", 4), p.sreg("rsrc_v", 4)
+        self.sT = [p.vreg(f"s_t{kt}", 16) for kt in range(2)]
         bo = self.bo = {}
         for x, n in (("pa", 8), ("va", 8), ("sb", 1), ("alpha2", 2), ("sblk", 1), ("lblk", 1), ("ptop", 1),
                      ("eblk", 1), ("mnew", 1)):
             bo[x] = p.vreg(f"blk_{x}", n)
+        p.comment("block outputs of the vector phase, read by the next matrix phase (defined before the first)")
+        for x in bo.values():
+            for r in range(x.n):
+                p.v_mov_b32_e32(x[r], 0)
+        p.op("s_mov_b64", self.sm["kb_big"], 0)
+        half = WAVES // 2
         p.comment("the workgroup's blocks: nblk_wg (0: no row of the workgroup sees a key)")
         p.s_cmp_eq_u32(s["nblk_wg"], 0)
         p.s_cbranch_scc1(".Lepilogue")
-        p.comment("LDS-DMA of block 0 into stage 0 (in LDS by the first barrier)")
+        for x in ("stage_k", "stage_kb", "dma_k", "dma_kb"):
+            if x in s:
+                p.s_mov_b32(s[x], 0)
+        p.comment("LDS-DMA of block 0 into stage 0, in LDS for every wave at the first barrier")
         self.dma(publish=1)
+        p.s_add_u32(s["nloop"], s["nblk_wg"], 1, comment="trips: the blocks and one matrix phase for the last P V")
         p.s_mov_b32(s["blk"], 0)
-        with p.loop(".Lblk", s["blk"], s["nblk_wg"]):
-            p.s_lshl_b32(s["j0"], s["blk"], 6, comment="first key of the block")
-            p.s_barrier(comment="A: K and staged V of this block in LDS (every wave waited for its LDS-DMA)")
-            p.comment("LDS-DMA of the next block into the other stage (in LDS by barrier A of the next block)")
-            p.s_add_u32(s["tmp"], s["blk"], 1)
-            p.s_cmp_ge_u32(s["tmp"], s["nblk_wg"])
-            p.s_cbranch_scc1(".Lno_prefetch")
-            self.dma(publish=2)
-            p.label(".Lno_prefetch")
-            p.comment("this wave's share of the block's Vᵀ")
+        p.s_barrier(comment="block 0 in LDS")
+        p.comment(f"ping-pong: waves {half}..{WAVES - 1} (group B) run one phase behind waves 0..{half - 1} (group A):")
+        p.comment("group B passes one extra barrier first, group A one after the loop (equal barrier counts)")
+        p.s_cmp_lt_u32(s["wave"], half)
+        p.s_cbranch_scc1(".Lgroup_a_start")
+        p.s_barrier(comment="group B: one phase behind")
+        p.label(".Lgroup_a_start")
+        p.comment("LDS-DMA of block 1 into stage 1 (in LDS by the vector phase of block 0, as every prefetch: the")
+        p.comment("loop's steady state)")
+        p.s_cmp_lt_u32(s["nblk_wg"], 2)
+        p.s_cbranch_scc1(".Lno_dma1")
+        self.dma(publish=2)
+        p.label(".Lno_dma1")
+        with p.loop(".Lblk", s["blk"], s["nloop"]):
+            p.s_lshl_b32(s["j0"], s["blk"], 6, comment="first key of block j")
+            p.s_sub_u32(s["j0p"], s["j0"], 64, comment="first key of block j - 1")
+            p.s_sub_u32(s["prev"], s["blk"], 1, comment="j - 1 (2^32 - 1 for j = 0: no block)")
+            p.s_barrier(comment="matrix phase of block j: K of block j in LDS (group A: this wave's Vᵀ share of "
+                        "block j - 1 too)")
+            p.s_setprio(1, comment="matrix phase: this wave's MFMAs first")
+            p.comment("Sᵀ = K Qᵀ of block j (waves that see a key of it)")
+            p.s_cmp_lt_u32(s["blk"], s["nblk"])
+            p.s_cbranch_scc0(".Lqk_done")
+            self.qk()
+            p.label(".Lqk_done")
+            p.comment("this wave's share of the Vᵀ of block j")
+            p.s_cmp_lt_u32(s["blk"], s["nblk_wg"])
+            p.s_cbranch_scc0(".Lno_transpose")
             self.transpose_share()
-            p.comment("per wave: full block (every row sees all 64 keys), masked block, or nothing")
+            p.label(".Lno_transpose")
+            p.comment("LDS-DMA of block j + 2 (in LDS by the vector phase of block j + 1: three barriers on). Issued in")
+            p.comment("every trip (blocks past the workgroup's last one are loaded and never read; past seqlen_k the")
+            p.comment("V#s are empty and load zeros), so that every path reaches the barriers with the same VMEM")
+            p.comment("operations in flight and the computed vmcnt keeps the prefetch in flight across them")
+            self.dma(publish=3)
+            p.comment("P V of block j - 1: full, masked or nothing")
+            p.s_cmp_lt_u32(s["prev"], s["nfull"])
+            p.s_cbranch_scc1(".Lp2_full")
+            p.s_cmp_lt_u32(s["prev"], s["nblk"])
+            p.s_cbranch_scc0(".Lp2_done")
+            self.part2(masked=True)
+            p.s_branch(".Lp2_done")
+            p.label(".Lp2_full")
+            self.part2(masked=False)
+            p.label(".Lp2_done")
+            p.s_setprio(0)
+            p.s_barrier(comment="vector phase of block j: the other group's matrix phase runs meanwhile")
+            p.comment("online softmax and Lean P of block j: full, masked or nothing")
             p.s_cmp_lt_u32(s["blk"], s["nfull"])
             p.s_cbranch_scc1(".Lp1_full")
             p.s_cmp_lt_u32(s["blk"], s["nblk"])
@@ -882,21 +985,15 @@ class _Kernel:
             p.label(".Lp1_full")
             self.part1(masked=False)
             p.label(".Lp1_done")
-            p.s_barrier(comment="B: the block's Vᵀ complete in LDS")
-            p.s_cmp_lt_u32(s["blk"], s["nfull"])
-            p.s_cbranch_scc1(".Lp2_full")
-            p.s_cmp_lt_u32(s["blk"], s["nblk"])
-            p.s_cbranch_scc0(".Lp2_done")
-            self.part2(masked=True)
-            p.s_branch(".Lp2_done")
-            p.label(".Lp2_full")
-            self.part2(masked=False)
-            p.label(".Lp2_done")
             self.toggle_stage()
+        p.s_cmp_ge_u32(s["wave"], half)
+        p.s_cbranch_scc1(".Lgroup_b_end")
+        p.s_barrier(comment="group A: the barrier group B passed first")
+        p.label(".Lgroup_b_end")
+        p.s_barrier(comment="every LDS-DMA of the workgroup complete before its waves end")
         self.epilogue()
-        lds = LDS_K_B + 2 * LDS_K_B_TOGGLE if self.cfg.d > 128 else LDS_K_B
         return KernelSpec(self.cfg.name, self.cfg.description, self.args, p, workgroup_size=64 * WAVES,
-                          lds_bytes=lds, workgroup_ids=3)
+                          lds_bytes=lds_bytes(self.cfg.d), workgroup_ids=3)
 
 
 def build(cfg: Config = Config()) -> KernelSpec:
