@@ -3,11 +3,13 @@ and (192, 128) (MLA) on gfx950, the zyfa recipe.
 
 One workgroup = WAVES (8) wave64s of 32 query rows each (256 rows of one (batch, query head); two waves per SIMD on
 the 4 SIMDs of a CU); grid (ceil(seqlen_q / 256), num_heads, batch). The waves share the K/V blocks: each 64-key
-block is loaded into LDS by LDS-DMA one block ahead (double-buffered, each wave its 1/8), and its Vᵀ is transposed
-once per workgroup (each wave 1/8) between barrier A (K and V of the block in LDS) and barrier B (Vᵀ complete).
-The workgroup loops over the blocks its last valid row sees; per block each wave takes the full path, the masked
-path or none (a wave whose rows see no key of the block still loads and transposes its share and passes both
-barriers). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
+block is loaded into LDS by LDS-DMA two blocks ahead (three stages, each wave its 1/8), and its Vᵀ is transposed
+once per workgroup (each wave 1/8) into one of two Vᵀ buffers. Ping-pong: waves 0-3 (group A) and 4-7 (group B,
+one barrier behind) alternate a matrix phase (s_setprio 1: Sᵀ of block j, the Vᵀ share and LDS-DMA, P V of block
+j - 1) and a vector phase (softmax and Lean P of block j), so that on a SIMD one wave's MFMAs run under the other
+wave's vector work. The workgroup loops over the blocks its last valid row sees; per block each wave takes the full
+path, the masked path or none (a wave whose rows see no key of the block still loads and transposes its share and
+passes every barrier). Keys are visited in 64-key blocks (the specification's kKeyBlock) in increasing order, with the online
 softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the corrected LSE):
 
   Sᵀ = K Qᵀ           2 x (d / 64) v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales; d = head_dim_qk = 128 or 192,
