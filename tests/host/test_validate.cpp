@@ -554,6 +554,12 @@ TEST_CASE("gfx950 FP8 attention: kernel preconditions and the packed arguments")
   bad.k_row_stride = 2 * 128 + 8;
   CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("k: row stride", 0) == 0);
   bad = p;
+  bad.v = v + 4;  // K and V are staged by dwordx4 LDS-DMA: 16-byte alignment
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("v: pointer not 16-byte", 0) == 0);
+  bad = p;
+  bad.v_row_stride = 2 * 128 + 4;
+  CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("v: row stride", 0) == 0);
+  bad = p;
   bad.out = o + 1;
   CHECK(zyfa::fp8::gfx950::validate_fp8_attention(bad).message.rfind("out: pointer", 0) == 0);
   bad = p;

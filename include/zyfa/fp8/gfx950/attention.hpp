@@ -81,7 +81,7 @@ ZYFA_FP8_SAME_OFFSET(v_descale);
 /// offsets are 64-bit, so tensors may pass 2^31 elements and 2^32 bytes), a row stride whose 64 rows span 2^32
 /// bytes or more (32-bit per-lane buffer offsets inside a 64-row block), more than 65,535 heads or batches (grid
 /// y / z); invalid_argument for alignment: q, k 16-byte aligned with strides (of dims larger than 1)
-/// multiples of 16 elements (dwordx4 loads); v 4-byte aligned, strides multiples of 4; out 8-byte aligned, strides
+/// multiples of 16 elements (dwordx4 loads); v likewise (dwordx4 LDS-DMA); out 8-byte aligned, strides
 /// multiples of 4 elements (4 bf16 per store); softmax_lse 4-byte aligned.
 inline Status validate_fp8_attention(const AttentionParams& p) {
   if (p.qkv_dtype != DType::e4m3fn)
@@ -134,7 +134,7 @@ inline Status validate_fp8_attention(const AttentionParams& p) {
   };
   if (!aligned(p.q, 16)) return Status::invalid("q: pointer not 16-byte aligned (gfx950 FP8 kernel)");
   if (!aligned(p.k, 16)) return Status::invalid("k: pointer not 16-byte aligned (gfx950 FP8 kernel)");
-  if (!aligned(p.v, 4)) return Status::invalid("v: pointer not 4-byte aligned (gfx950 FP8 kernel)");
+  if (!aligned(p.v, 16)) return Status::invalid("v: pointer not 16-byte aligned (gfx950 FP8 kernel)");
   if (!aligned(p.out, 8)) return Status::invalid("out: pointer not 8-byte aligned (gfx950 FP8 kernel)");
   if (p.softmax_lse != nullptr && !aligned(p.softmax_lse, 4))
     return Status::invalid("softmax_lse: pointer not 4-byte aligned");
@@ -142,7 +142,7 @@ inline Status validate_fp8_attention(const AttentionParams& p) {
                             p.q_head_stride),
                     strides("k", 16, p.batch, p.seqlen_k, p.num_heads_k, p.k_batch_stride, p.k_row_stride,
                             p.k_head_stride),
-                    strides("v", 4, p.batch, p.seqlen_k, p.num_heads_k, p.v_batch_stride, p.v_row_stride,
+                    strides("v", 16, p.batch, p.seqlen_k, p.num_heads_k, p.v_batch_stride, p.v_row_stride,
                             p.v_head_stride),
                     strides("out", 4, p.batch, p.seqlen_q, p.num_heads, p.out_batch_stride, p.out_row_stride,
                             p.out_head_stride)})
