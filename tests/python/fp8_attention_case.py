@@ -162,7 +162,7 @@ def run_kernel(c: Case, order: str = "fp32_seq", lse: bool = True):
     b, sq, sk, h, hk = c.shape
     dv = c.dv
     group = h // hk
-    mach = Machine(program(order, c.kernel))
+    mach = Machine(program(order, c.kernel), race_check=True)  # LDS races between the waves are errors
     pad = c.pad
     aq, sq_str, _ = _place(mach, c.q, pad, 0x7F, 1)
     ak, sk_str, _ = _place(mach, c.k, pad, 0x7F, 1)
@@ -256,7 +256,7 @@ def run_kernel_far(c: Case, batch_idx: int, head_idx: int, tile0: int, seqlen_q:
     _, sq, sk, h, hk = c.shape
     assert not c.causal and h == hk == 1 and sq % TILE_ROWS == 0
     dqk, dv = c.dqk, c.dv
-    mach = Machine(program(order, c.kernel))
+    mach = Machine(program(order, c.kernel), race_check=True)  # LDS races between the waves are errors
     row0 = tile0 * TILE_ROWS
     hk_idx = head_idx // group
     m64 = (1 << 64) - 1
