@@ -34,6 +34,11 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std
   asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
                : "memory");
 }
+/// Upper bound (ns) of one try_wait's suspension, its suspendTimeHint (PTX ISA 9.0 §9.7.13.15, mbarrier.try_wait):
+/// the waiting thread sleeps until the phase completes or this time passes. Without it the wait compiles to a
+/// YIELD / TRYWAIT spin that issues an instruction every few tens of cycles from an idle producer warp, taking issue
+/// slots from the consumer warps on the same scheduler; 10 ms is CUTLASS's value (cutlass/arch/barrier.h).
+constexpr std::uint32_t kMbarrierSuspendHintNs = 0x989680;
 /// Blocks until the phase with parity `parity` (0 or 1) has completed (acquire: the phase's TMA data and the
 /// writes released by its arrivals are visible afterwards). The waiter must not be two phases behind.
 __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t parity) {
@@ -41,10 +46,10 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
       "{\n"
       " .reg .pred done;\n"
       "WAIT_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       " @!done bra WAIT_%=;\n"
       "}\n" ::"r"(bar),
-      "r"(parity)
+      "r"(parity), "r"(kMbarrierSuspendHintNs)
       : "memory");
 }
 

@@ -523,9 +523,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if constexpr (kLean) {
 #pragma unroll
           for (int r = 0; r < 2; ++r)
-            l2[r] = fmaf(
-                l2[r], f_beta[r],
-                fmaf(__fmul_rn(pv[kPvRegs - 4 + 2 * r], g[r]), a.lse_rest, f_lse_c[r]));
+            l2[r] = fmaf(l2[r], f_beta[r], fmaf(__fmul_rn(pv[kPvRegs - 4 + 2 * r], g[r]), a.lse_rest, f_lse_c[r]));
         }
       };
       auto keep_factors = [&]() {
