@@ -138,8 +138,10 @@ def test_attention_cycle_model_of_the_generated_kernels():
         asm = (ROOT / "asm" / f"{name}.s").read_text()
         c = attention_cycles(name, asm, d, 128)
         res[d] = c
-        # per 64-key full block: 2 x (d / 64) QK MFMAs + 4 P.V MFMAs of 64 matrix cycles each
-        assert c.mfma_cycles_block == 64 * (2 * d // 64 + 4)
+        # per 64-key full block: 2 x (d / 64) QK MFMAs + 4 P.V MFMAs + the l_blk MFMA, 64 matrix cycles each;
+        # the FLOPs count the attention's MFMAs only
+        assert c.mfma_cycles_block == 64 * (2 * d // 64 + 5)
+        assert all(c.attention_busy_pct[w] < c.full_busy_pct[w] for w in (1, 2))
         assert c.flops_block == 2 * 32 * 32 * 64 * (2 * d // 64 + 4)
         for w in (1, 2):
             assert 0 < c.full_busy_pct[w] <= 100 and c.full_cycles[w] > 0 and c.masked_cycles[w] > 0
@@ -166,8 +168,9 @@ def test_attention_cycle_model_of_the_generated_kernels():
 
 
 def test_pingpong_groups_alternate_matrix_phases():
-    """The two waves of a SIMD (one per ping-pong group) issue their MFMAs in alternate phases: in the modelled
-    period, group A's MFMAs fall in the first phase and group B's in the second (modelled, not measured)."""
+    """The two waves of a SIMD (one per ping-pong group) issue their QK and P V MFMAs in alternate phases: in the
+    modelled period, group A's fall in the first phase and group B's in the second; in its vector phase a wave
+    issues only the l_blk MFMA (one, 2 columns of 32 cycles; modelled, not measured)."""
     from zyfa_gen.attention_cycles import pingpong_timeline
     asm = (ROOT / "asm" / "zyfa_fp8_fwd_d128_m32.s").read_text()
     lines = pingpong_timeline(asm, bucket=32)
@@ -177,4 +180,5 @@ def test_pingpong_groups_alternate_matrix_phases():
             if ch == "|"]
     assert len(bars) == 2 and "M" in a and "M" in b
     mid = bars[1]
-    assert "M" not in a[mid + 2:] and "M" not in b[:mid]
+    assert a[:mid].count("M") >= 16 and b[mid:].count("M") >= 16  # 8 MFMAs (hd128) of 2 columns each
+    assert a[mid + 2:].count("M") <= 2 and b[:mid].count("M") <= 2

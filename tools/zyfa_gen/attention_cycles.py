@@ -69,8 +69,14 @@ class AttentionCycles:
     masked_cycles: dict     # waves -> cycles of one masked block
     rest_cycles: dict       # waves -> prologue + epilogue of one workgroup
     valu_cycles_block: float   # VALU pipe cycles of one wave per 64-key full block
-    mfma_cycles_block: float   # matrix-pipe cycles per 64-key full block (one wave)
-    flops_block: int           # MFMA FLOPs of one full block
+    mfma_cycles_block: float   # matrix-pipe cycles per 64-key full block (one wave; every MFMA, l_blk's included)
+    flops_block: int           # attention FLOPs of one full block: the QK^T and P V MFMAs (not the l_blk MFMA)
+
+    @property
+    def attention_busy_pct(self) -> dict:
+        """waves -> matrix-pipe busy % of the QK^T and P V MFMAs alone (the l_blk row-sum MFMA left out)."""
+        useful = 64 * (2 * self.d // 64 + 4)
+        return {w: self.full_busy_pct[w] * useful / self.mfma_cycles_block for w in self.full_busy_pct}
 
     @property
     def valu_per_32x128(self) -> float:
@@ -139,7 +145,8 @@ def attention_cycles(name: str, asm: str, d: int, dv: int) -> AttentionCycles:
         fc[w] = b.cycles - a.cycles
         fb[w] = 100.0 * (b.mfma_busy - a.mfma_busy) / fc[w]
         if w == 1:
-            valu, mfma, flops = b.valu_cycles - a.valu_cycles, b.mfma_busy - a.mfma_busy, b.flops - a.flops
+            valu, mfma = b.valu_cycles - a.valu_cycles, b.mfma_busy - a.mfma_busy
+            flops = 2 * 32 * 32 * 64 * (2 * d // 64 + 4)  # QK^T (2 d / 64 MFMAs) and P V (4) per 64-key block
         m8, m9 = _run(items, w, 8, False), _run(items, w, 9, False)
         mc[w] = m9.cycles - m8.cycles
         rc[w] = _run(items, w, 1, True).cycles - fc[w]
@@ -276,7 +283,8 @@ def attention_report_lines(generated: dict, kernels: dict) -> list:
         out.append(f"  {name} (head dims {d}, {dv}; VGPRs {c.vgprs}, {c.waves_per_simd} wave(s)/SIMD):")
         for w in (1, 2):
             out.append(f"    full-block path, {w} wave(s)/SIMD: {c.full_cycles[w]} cycles per 64-key block"
-                       f"{' per wave' if w == 2 else ''}, matrix pipe busy {c.full_busy_pct[w]:.1f}%, "
+                       f"{' per wave' if w == 2 else ''}, matrix pipe busy {c.full_busy_pct[w]:.1f}% "
+                       f"({c.attention_busy_pct[w]:.1f}% QK^T and P V, the rest the l_blk MFMA), "
                        f"{c.loop_tflops(w, table.CLOCK_GHZ):.0f} TFLOP/s at {table.CLOCK_GHZ} GHz (modelled, not "
                        "measured)")
         out.append(f"    VALU cycles per 32x128 block: {c.valu_per_32x128:.0f} (ZYFA publishes 384 for Lean P; "

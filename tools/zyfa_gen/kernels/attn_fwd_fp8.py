@@ -637,16 +637,13 @@ class _Kernel:
 
         lean_p(code, mblk)
         p.v_cvt_f32_fp8_e32(ptop, code, comment="P_top: the value of the block max's code")
-        p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order; the exact row sum")
+        p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order")
         pa = bo["pa"]
         va_ = bo["va"] if masked else None
-        lsum, pval = p.vreg(f"l_lane_{tag}"), p.vreg(f"pval_{tag}")
         vbyte = p.vreg(f"visb_{tag}") if masked else None
         slot = {0: 0, 1: 2, 2: 1, 3: 3}
         if not masked:
-            self.lean_p_full(sT, c0, mnew, pa, lsum, slot)
-        else:
-            p.v_mov_b32_e32(lsum, 0)
+            self.lean_p_full(sT, c0, mnew, pa, slot)
         for kt in range(2):
             if not masked:
                 break
@@ -656,8 +653,6 @@ class _Kernel:
                     p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
                     p.v_cndmask_b32_e64(code, code, 0, sm["masked"], comment="masked key: code 0")
                     p.v_cndmask_b32_e64(vbyte, c["vis_code"], 0, sm["masked"])
-                p.v_cvt_f32_fp8_e32(pval, code)
-                p.v_add_f32_e32(lsum, lsum, pval, comment="exact: multiples of 2^-9 below 2^15")
                 pairs = [(pa[4 * kt + slot[r // 4]], code)]
                 if masked:
                     pairs.append((va_[4 * kt + slot[r // 4]], vbyte))
@@ -671,12 +666,10 @@ class _Kernel:
             for reg in ([pa, va_] if masked else [pa]):
                 p.op("v_permlane32_swap_b32", reg[4 * kt + 0], reg[4 * kt + 1], comment="keys 4-7 <-> 16-19")
                 p.op("v_permlane32_swap_b32", reg[4 * kt + 2], reg[4 * kt + 3], comment="keys 12-15 <-> 24-27")
-        la, lb = p.vreg(f"lswap_a_{tag}"), p.vreg(f"lswap_b_{tag}")
-        p.v_mov_b32_e32(la, lsum)
-        p.v_mov_b32_e32(lb, lsum)
-        p.op("v_permlane32_swap_b32", la, lb)
-        lblk = bo["lblk"]
-        p.v_add_f32_e32(lblk, la, lb, comment="l_blk (exact)")
+        p.comment("l_blk, the exact sum of the block's code values per query, by an MFMA against a ones operand: every")
+        p.comment("register of lane l holds it for query l % 32 (multiples of 2^-9 below 2^15: exact in any order);")
+        p.comment("read by the next matrix phase, whose first P V result tile it occupies until then")
+        p.mfma_scale_f32_32x32x64_fp8(self.sum_tile, self.ones, pa, 0, c["one"], c["one"], comment="l_blk")
         nexp, sblk = p.vreg(f"nexp_{tag}"), bo["sblk"]
         p.v_add_u32_e32(nexp, TOP_EXPONENT, kbv)
         p.v_sub_u32_e32(nexp, 0, nexp)
@@ -689,14 +682,17 @@ class _Kernel:
         p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
         tag = "m" if masked else "f"
         pa, va_, sb, alpha2, sblk = bo["pa"], bo["va"], bo["sb"], bo["alpha2"], bo["sblk"]
-        alpha, lblk, ptop, eblk, mnew = alpha2[0], bo["lblk"], bo["ptop"], bo["eblk"], bo["mnew"]
+        alpha, ptop, eblk, mnew = alpha2[0], bo["ptop"], bo["eblk"], bo["mnew"]
         if masked:
             bits, low, t2, t3 = (p.vreg(f"{x}_{tag}") for x in ("nanbits", "nanlow", "nan_t2", "nan_t3"))
         p.comment("Vᵀ A operands from LDS; (P V)ᵀ = Vᵀ Pᵀ with s_blk in the E8M0 operands" +
                   ("" if masked else "; the MFMA of dims 32 (et + 1).. issues before the accumulator update of dims "
                    "32 et.. (two result tiles)"))
-        nbuf = 1 if masked else 2  # the masked path (rare) keeps one tile of each: its NaN counts need 16 more
-        pvs = [p.vreg(f"pv_{tag}{x}", 16) for x in range(nbuf)] * (3 - nbuf)
+        lblk = p.vreg(f"l_blk_{tag}")
+        p.v_mov_b32_e32(lblk, self.sum_tile[0], comment="l_blk of the block (the vector phase's MFMA)")
+        # the first result tile is the l_blk tile (free once l_blk is read); the masked path (rare) keeps one tile
+        # of each: its NaN counts need 16 more VGPRs
+        pvs = [self.sum_tile] * 2 if masked else [self.sum_tile, p.vreg(f"pv_{tag}1", 16)]
         cnts = [p.vreg(f"nan_count_{tag}", 16)] * 2 if masked else None
         if masked:
             p.v_cmp_gt_i32_e64(sm["skip"], v["nvis"], s["j0p"], comment="rows that see a key of the block")
@@ -771,7 +767,7 @@ class _Kernel:
         if masked:
             p.op("s_mov_b64", "exec", sm["saved_exec"])
 
-    def lean_p_full(self, sT, c0, mnew, pa, lsum, slot):
+    def lean_p_full(self, sT, c0, mnew, pa, slot):
         """Lean P codes of a full block (no masked key) with packed fp32 ops, packed into the B layout `pa`, and
         the lane's exact code sum `lsum`. The same IEEE operations as the per-element form (t - m_new as
         t + (-m_new), the FMA, the clamp), the rounding by adding MAGIC_ROUND (RNE, like v_rndne_f32) whose byte 0
@@ -804,27 +800,18 @@ class _Kernel:
                 p.v_med3_f32(sT[kt][r], sT[kt][r], 0, c["maxf"])
             for r in range(0, 16, 2):
                 p.v_pk_add_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["magic2"])
-        p.comment("pack: 4 codes per dword (v_perm_b32); code sum: v_cvt_pk_f32_fp8 + v_pk_add_f32 (exact)")
-        s2, x01, x23, pv2 = p.vreg("lsum_pair", 2), p.vreg("codes01"), p.vreg("codes23"), p.vreg("pvals", 2)
-        first = True
+        p.comment("pack: 4 codes per dword (v_perm_b32)")
+        x01, x23 = p.vreg("codes01"), p.vreg("codes23")
         for kt in range(2):
             for g in range(4):
                 y = sT[kt][4 * g:4 * g + 4]
                 p.v_perm_b32(x01, y[1], y[0], self.sel["5010400"], comment="codes r, r+1 in bytes 0, 1")
                 p.v_perm_b32(x23, y[3], y[2], self.sel["5010400"])
-                for x in (x01, x23):
-                    p.op("v_cvt_pk_f32_fp8_e32", pv2 if not first else s2, x)
-                    if not first:
-                        p.v_pk_add_f32(s2, s2, pv2)
-                    first = False
                 p.v_perm_b32(pa[4 * kt + slot[g]], x23, x01, self.sel["5040100"], comment="4 codes")
-        p.v_add_f32_e32(lsum, s2[0], s2[1], comment="the lane's code sum (exact)")
         p.s_branch(f".Lcodes_done_{tag}")
         p.label(f".Lnan_codes_{tag}")
         p.comment("per element from y: NaN -> 0x7F, clamp, round, convert, pack, sum")
         code = p.vreg("code_nan_path")
-        pval = p.vreg("pval_nan_path")
-        p.v_mov_b32_e32(lsum, 0)
         for kt in range(2):
             for r in range(16):
                 y = sT[kt][r]
@@ -833,8 +820,6 @@ class _Kernel:
                 p.v_rndne_f32_e32(y, y)
                 p.v_cvt_u32_f32_e32(code, y)
                 p.v_cndmask_b32_e64(code, code, c["nanc"], sm["isnan"])
-                p.v_cvt_f32_fp8_e32(pval, code)
-                p.v_add_f32_e32(lsum, lsum, pval)
                 dst = pa[4 * kt + slot[r // 4]]
                 if r % 4 == 0:
                     p.v_mov_b32_e32(dst, code)
@@ -910,8 +895,15 @@ class _Kernel:
             s[x] = p.sreg(f"s_{x}")
         self.rk, self.rv = p.sreg("rsrc_k", 4), p.sreg("rsrc_v", 4)
         self.sT = [p.vreg(f"s_t{kt}", 16) for kt in range(2)]
+        self.sum_tile = p.vreg("l_blk_tile", 16)
+        self.ones = p.vreg("ones_a", 8)
+        p.comment("A operand of the l_blk MFMA: fp8 1.0 (0x38) in every byte; l_blk tile defined before the loop")
+        for r in range(8):
+            p.v_mov_b32_e32(self.ones[r], "0x38383838")
+        for r in range(16):
+            p.v_mov_b32_e32(self.sum_tile[r], 0)
         bo = self.bo = {}
-        for x, n in (("pa", 8), ("va", 8), ("sb", 1), ("alpha2", 2), ("sblk", 1), ("lblk", 1), ("ptop", 1),
+        for x, n in (("pa", 8), ("va", 8), ("sb", 1), ("alpha2", 2), ("sblk", 1), ("ptop", 1),
                      ("eblk", 1), ("mnew", 1)):
             bo[x] = p.vreg(f"blk_{x}", n)
         p.comment("block outputs of the vector phase, read by the next matrix phase (defined before the first)")
