@@ -21,6 +21,7 @@
 #include "platform/platform.hpp"
 #include "status.hpp"
 #include "tensor.hpp"
+#include "validate.hpp"
 
 namespace zyfa {
 
@@ -116,6 +117,8 @@ inline Status check_merge_tensor(const char* name, const TensorRef& t) {
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(t.stride[d]) +
                              ", must be in [1, 2^60]");
   }
+  if (max_offset(t.shape, t.stride, 4) == std::numeric_limits<std::int64_t>::max())
+    return Status::invalid(n + ": shape and strides address more than 2^60 elements");
   return Status::success();
 }
 
@@ -128,16 +131,31 @@ inline Status check_lse_view(const char* name, const LseRef& l, const std::int64
     if (shape[d] > 1 && (l.stride[d] <= 0 || l.stride[d] > (std::int64_t(1) << 60)))
       return Status::invalid(n + ": stride[" + std::to_string(d) + "] is " + std::to_string(l.stride[d]) +
                              ", must be in [1, 2^60]");
+  if (max_offset(shape, l.stride, 3) == std::numeric_limits<std::int64_t>::max())
+    return Status::invalid(n + ": shape and strides address more than 2^60 elements");
   return Status::success();
 }
 
-/// [lo, hi) bytes a view touches (dims of size 1 contribute nothing).
+/// The lse view as a 4-d fp32 TensorRef [batch, num_heads, seqlen, 1] (for check_no_self_overlap).
+inline TensorRef lse_as_tensor(const LseRef& l, const std::int64_t (&shape)[3]) {
+  TensorRef t;
+  t.data = l.data;
+  t.dtype = DType::fp32;
+  for (int d = 0; d < 3; ++d) {
+    t.shape[d] = shape[d];
+    t.stride[d] = l.stride[d];
+  }
+  t.shape[3] = 1;
+  t.stride[3] = 1;
+  return t;
+}
+
+/// [lo, hi) bytes a checked view touches (dims of size 1 contribute nothing; hi saturates).
 inline void view_bytes(const void* data, const std::int64_t* shape, const std::int64_t* stride, int rank, int esize,
                        std::uintptr_t* lo, std::uintptr_t* hi) {
-  std::int64_t last = 0;
-  for (int d = 0; d < rank; ++d) last += (shape[d] - 1) * stride[d];
-  *lo = reinterpret_cast<std::uintptr_t>(data);
-  *hi = *lo + static_cast<std::uintptr_t>(last + 1) * static_cast<std::uintptr_t>(esize);
+  const ByteRange r = byte_range(data, max_offset(shape, stride, rank), esize);
+  *lo = r.lo;
+  *hi = r.hi;
 }
 
 inline bool same_view(const TensorRef& a, const TensorRef& b) {
@@ -163,7 +181,9 @@ inline bool same_lse_view(const LseRef& a, const LseRef& b, const std::int64_t (
 /// exactly lse_a or lse_b; any other overlap of the outputs with an input, or of out with lse, is rejected.
 /// Errors (invalid_argument, message starting with the argument's name: "out_b: shape[2] is 8, expected 16 from
 /// out_a"): null or misaligned pointer, size outside [1, 2^31-1], a stride outside [1, 2^60], a dtype other than
-/// bf16/fp32, shapes that differ, forbidden overlap. `params` is untouched on error.
+/// bf16/fp32, shapes that differ, strides addressing more than 2^60 elements, out or lse overlapping itself
+/// ("out: stride[2] is 4 elements, which makes elements overlap ..."), forbidden overlap. `params` is untouched on
+/// error.
 inline Status make_merge_params(const TensorRef& out_a, const LseRef& lse_a, const TensorRef& out_b,
                                 const LseRef& lse_b, const TensorRef& out, const LseRef& lse, MergeParams* params) {
   if (params == nullptr) return Status::invalid("params: output pointer is null");
@@ -187,7 +207,10 @@ inline Status make_merge_params(const TensorRef& out_a, const LseRef& lse_a, con
   if (lse.data != nullptr)
     if (Status s = detail::check_lse_view("lse", lse, lshape); !s) return s;
 
-  // overlap: outputs may be exactly an input view (in place), nothing else
+  // overlap: the outputs must not overlap themselves; they may be exactly an input view (in place), nothing else
+  if (Status s = detail::check_no_self_overlap("out", out); !s) return s;
+  if (lse.data != nullptr)
+    if (Status s = detail::check_no_self_overlap("lse", detail::lse_as_tensor(lse, lshape)); !s) return s;
   std::uintptr_t lo[6], hi[6];
   const TensorRef* ts[3] = {&out_a, &out_b, &out};
   for (int i = 0; i < 3; ++i)

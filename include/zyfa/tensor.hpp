@@ -30,9 +30,17 @@ struct TensorRef {
     t.shape[3] = head_dim;
     t.stride[3] = 1;
     t.stride[2] = head_dim;
-    t.stride[1] = heads * head_dim;
-    t.stride[0] = seqlen * heads * head_dim;
+    t.stride[1] = sat_mul(heads, head_dim);
+    t.stride[0] = sat_mul(seqlen, t.stride[1]);
     return t;
+  }
+  /// a * b for sizes, saturated at INT64_MAX (no signed overflow; make_params then reports the stride as too
+  /// large); -1 when a size is negative (make_params reports the size).
+  static std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+    constexpr std::int64_t kMax = 0x7FFFFFFFFFFFFFFF;
+    if (a < 0 || b < 0) return -1;
+    if (a == 0 || b == 0) return 0;
+    return a > kMax / b ? kMax : a * b;
   }
 };
 

@@ -311,7 +311,8 @@ inline Status make_params(const TensorRef& q, const TensorRef& k, const TensorRe
 /// max_seqlen_k: the largest query / key length of a sequence (the GPU grid covers max_seqlen_q rows per sequence).
 /// Errors (invalid_argument, naming the argument): everything make_params rejects for the packed tensors; q's
 /// shape[0] not 1 ("q: shape[0] must be 1 ..."); cu_seqlens_q/cu_seqlens_k null or not 4-byte aligned; batch < 1
-/// or > 2^31-2; max_seqlen_q outside [1, total_q]; max_seqlen_k outside [0, total_k]. The offsets themselves are
+/// or > 2^31-2; out or softmax_lse overlapping cu_seqlens_q/cu_seqlens_k ("out: overlaps cu_seqlens_k");
+/// max_seqlen_q outside [1, total_q]; max_seqlen_k outside [0, total_k]. The offsets themselves are
 /// not read here (they may be device memory): check_cu_seqlens checks host copies, and the host backend does.
 /// `params` is left untouched on error.
 inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
@@ -333,6 +334,16 @@ inline Status make_varlen_params(const TensorRef& q, const TensorRef& k, const T
     return Status::invalid("cu_seqlens_k: pointer must be 4-byte aligned (int32)");
   if (batch < 1 || batch > std::numeric_limits<std::int32_t>::max() - 1)
     return Status::invalid("cu_seqlens_q: batch (its length - 1) must be in [1, 2^31-2], got " + std::to_string(batch));
+  // The outputs must not overlap the offsets: the kernels read cu_seqlens while writing out and softmax_lse.
+  const detail::ByteRange rcq = detail::byte_range(cu_seqlens_q, batch, 4),
+                          rck = detail::byte_range(cu_seqlens_k, batch, 4), ro = detail::byte_range(out);
+  if (ro.overlaps(rcq)) return Status::invalid("out: overlaps cu_seqlens_q (their byte ranges intersect)");
+  if (ro.overlaps(rck)) return Status::invalid("out: overlaps cu_seqlens_k (their byte ranges intersect)");
+  if (softmax_lse != nullptr) {
+    const detail::ByteRange rl = detail::byte_range(softmax_lse, q.shape[2] * q.shape[1] - 1, 4);
+    if (rl.overlaps(rcq)) return Status::invalid("softmax_lse: overlaps cu_seqlens_q (their byte ranges intersect)");
+    if (rl.overlaps(rck)) return Status::invalid("softmax_lse: overlaps cu_seqlens_k (their byte ranges intersect)");
+  }
   const std::int64_t total_q = q.shape[1], total_k = k.shape[1];
   if (max_seqlen_q < 1 || max_seqlen_q > total_q)
     return Status::invalid("max_seqlen_q: " + std::to_string(max_seqlen_q) +

@@ -17,6 +17,8 @@ case this build has no kernel for).
 import math
 from typing import Optional, Tuple
 
+import numbers
+
 import torch
 
 from . import _lib
@@ -95,6 +97,10 @@ def _check_shapes(q, k, v, varlen):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.shape[o + 1] < 1 or t.shape[o + 2] < 1:
             raise ValueError(f"{name}: num_heads and head_dim must be >= 1, got shape {tuple(t.shape)}")
+    for name, t, dim in (("q", q, "head_dim_qk"), ("v", v, "head_dim_v")):  # as make_params, for empty inputs too
+        if (t.shape[o + 2] * t.element_size()) % 16 != 0:
+            raise ValueError(f"{name}: shape[{o + 2}] ({dim}) is {t.shape[o + 2]}, not a multiple of 16 bytes "
+                             f"({16 // t.element_size()} elements of {t.dtype})")
     if q.shape[o + 1] % k.shape[o + 1] != 0:
         raise ValueError(f"k: num_heads_k ({k.shape[o + 1]}) must divide q's num_heads ({q.shape[o + 1]})")
 
@@ -126,6 +132,13 @@ def _check_offsets(name, max_name, cu, total, max_seqlen):
 
 
 def _unsupported_options(dropout_p, window_size, softcap, alibi_slopes):
+    if window_size is not None:
+        try:
+            pair = tuple(window_size)
+        except TypeError:
+            raise TypeError(f"window_size: expected a (left, right) pair, got {type(window_size).__name__}") from None
+        if len(pair) != 2:
+            raise TypeError(f"window_size: expected a (left, right) pair, got {len(pair)} values")
     if dropout_p != 0.0:
         raise NotImplementedError(f"dropout_p: {dropout_p} is not supported (zyfa is an inference kernel: dropout_p "
                                   "must be 0.0)")
@@ -138,6 +151,26 @@ def _unsupported_options(dropout_p, window_size, softcap, alibi_slopes):
         raise NotImplementedError("alibi_slopes: ALiBi is not supported; only None")
 
 
+def _real(name, x, what):
+    """A real number (not a bool) as a Python float; TypeError / ValueError naming the argument."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name}: expected {what}, got {type(x).__name__}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{name}: {x} does not fit a float") from None
+
+
+def _causal(causal):
+    """causal as a bool: a bool (Python or NumPy) or the ints 0 and 1; anything else is a TypeError, so that a
+    string such as "no" is not silently taken as True."""
+    if isinstance(causal, bool) or type(causal).__name__ == "bool_":
+        return bool(causal)
+    if isinstance(causal, numbers.Integral) and int(causal) in (0, 1):
+        return bool(causal)
+    raise TypeError(f"causal: expected a bool, got {type(causal).__name__} {causal!r}")
+
+
 def _descale(name, x, device):
     """None, a number or a one-element tensor -> None or a one-element fp32 tensor."""
     if x is None:
@@ -147,17 +180,13 @@ def _descale(name, x, device):
             raise NotImplementedError(f"{name}: per-head or per-batch descales (shape {tuple(x.shape)}) are not "
                                       "supported; pass one per-tensor value")
         return x.reshape(1).to(torch.float32)
-    if isinstance(x, (int, float)):
-        return torch.tensor([float(x)], dtype=torch.float32)
-    raise TypeError(f"{name}: expected None, a float or a one-element tensor, got {type(x).__name__}")
+    return torch.tensor([_real(name, x, "None, a float or a one-element tensor")], dtype=torch.float32)
 
 
 def _scale(softmax_scale):
     if softmax_scale is None:
         return None
-    if isinstance(softmax_scale, torch.Tensor) or not isinstance(softmax_scale, (int, float)):
-        raise TypeError(f"softmax_scale: expected None or a float, got {type(softmax_scale).__name__}")
-    x = float(softmax_scale)
+    x = _real("softmax_scale", softmax_scale, "None or a float")
     if not math.isfinite(x) or x <= 0.0:
         raise ValueError(f"zyfa: softmax_scale: must be finite and > 0, got {x}")  # as the C++ validation says it
     return x
@@ -168,11 +197,16 @@ def _scale(softmax_scale):
 
 def _aligned(t: torch.Tensor) -> torch.Tensor:
     """t itself when zyfa accepts its layout (contiguous last dim, 16-byte aligned data and strides), else a
-    contiguous copy (as FlashAttention makes non-contiguous inputs contiguous)."""
+    contiguous copy in a fresh (aligned) allocation (as FlashAttention makes non-contiguous inputs contiguous)."""
     esize = t.element_size()
-    ok = t.stride(-1) == 1 and t.data_ptr() % 16 == 0 and all(
-        (t.stride(d) * esize) % 16 == 0 for d in range(t.dim() - 1) if t.shape[d] > 1)
-    return t if ok else t.contiguous()
+
+    def ok(x):
+        return x.stride(-1) == 1 and x.data_ptr() % 16 == 0 and all(
+            (x.stride(d) * esize) % 16 == 0 for d in range(x.dim() - 1) if x.shape[d] > 1)
+    if ok(t):
+        return t
+    c = t.contiguous()  # t itself when t is contiguous but misaligned: then a real copy
+    return c if ok(c) else t.clone(memory_format=torch.contiguous_format)
 
 
 def _options(softmax_scale, causal, qd, kd, vd):
@@ -248,7 +282,9 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
     out = torch.empty((tq, h, dv), dtype=torch.bfloat16, device=q.device)
     lse = torch.empty((h, tq), dtype=torch.float32, device=q.device)
     batch = cu_seqlens_q.numel() - 1
-    if out.numel() == 0 or lse.numel() == 0:
+    if out.numel() == 0 or lse.numel() == 0:  # nothing to compute; the offsets are still checked
+        _check_offsets("cu_seqlens_q", "max_seqlen_q", cu_seqlens_q.tolist(), tq, max_seqlen_q)
+        _check_offsets("cu_seqlens_k", "max_seqlen_k", cu_seqlens_k.tolist(), tk, max_seqlen_k)
         return out, lse
     if tk == 0 and q.device.type != "cuda":  # no key anywhere (the offsets are still checked below for CUDA)
         cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
@@ -385,8 +421,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
             h // (num_heads // num_heads_k)). CPU tensors: host backend; CUDA tensors: GPU kernels.
         dropout_p: must be 0.0 (NotImplementedError otherwise).
         softmax_scale: multiplier of q.k^T; default 1 / sqrt(head_dim_qk).
-        causal: bottom-right aligned causal mask (FlashAttention >= 2.1): query i sees key j iff
-            j <= i + seqlen_k - seqlen_q; a row that sees no key gives out 0 and softmax_lse -inf.
+        causal: bool (or 0/1; anything else is a TypeError): bottom-right aligned causal mask (FlashAttention >= 2.1):
+            query i sees key j iff j <= i + seqlen_k - seqlen_q; a row that sees no key gives out 0 and softmax_lse
+            -inf.
         window_size, softcap, alibi_slopes: only the defaults (NotImplementedError otherwise).
         deterministic: accepted; zyfa's forward is always deterministic.
         return_attn_probs: also return softmax_lse (FA3's (out, softmax_lse)); the attention matrix itself is never
@@ -407,7 +444,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     _qkv(q, k, v, 4, "[batch, seqlen_q, num_heads, head_dim]", "[batch, seqlen_k, num_heads_k, head_dim]")
     _check_shapes(q, k, v, varlen=False)
     _unsupported_options(dropout_p, window_size, softcap, alibi_slopes)
-    out, lse = torch.ops.zyfa.fwd(q, k, v, _scale(softmax_scale), bool(causal),
+    out, lse = torch.ops.zyfa.fwd(q, k, v, _scale(softmax_scale), _causal(causal),
                                   _descale("q_descale", q_descale, q.device), _descale("k_descale", k_descale, q.device),
                                   _descale("v_descale", v_descale, q.device))
     return (out, lse) if return_attn_probs else out
@@ -453,7 +490,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         if m < 0:
             raise ValueError(f"{name}: must be >= 0, got {m}")
     out, lse = torch.ops.zyfa.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                         _scale(softmax_scale), bool(causal),
+                                         _scale(softmax_scale), _causal(causal),
                                          _descale("q_descale", q_descale, q.device),
                                          _descale("k_descale", k_descale, q.device),
                                          _descale("v_descale", v_descale, q.device))

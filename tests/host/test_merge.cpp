@@ -195,4 +195,36 @@ TEST_CASE("merge: validation names the argument") {
   CHECK(s.message.rfind("out: overlaps out_a", 0) == 0);
   s = run(ref(a.data()), lse(la.data()), ref(b.data()), lse(lb.data()), ref(o.data()), lse(la.data() + 1));
   CHECK(s.message.rfind("lse: overlaps lse_a", 0) == 0);
+  // outputs that overlap themselves (two heads on the same 16 elements... stride 8 < head_dim 16)
+  zyfa::TensorRef self = ref(o.data());
+  self.stride[2] = 8;
+  s = run(ref(a.data()), lse(la.data()), ref(b.data()), lse(lb.data()), self, lse(lo.data()));
+  CHECK(s.message.rfind("out: stride[2] is 8 elements, which makes elements overlap", 0) == 0);
+  zyfa::LseRef lself = lse(lo.data());
+  lself.stride[1] = lself.stride[2] = 1;
+  s = run(ref(a.data()), lse(la.data()), ref(b.data()), lse(lb.data()), ref(o.data()), lself);
+  CHECK(s.message.rfind("lse: stride[", 0) == 0);
+  CHECK(s.message.find("which makes elements overlap") != std::string::npos);
+  // in place on an out_a that overlaps itself: refused as out
+  s = run(self, lse(la.data()), ref(b.data()), lse(lb.data()), self, lse(lo.data()));
+  CHECK(s.message.rfind("out: stride[2] is 8 elements", 0) == 0);
+  // strides addressing more than 2^60 elements (no overflow in the checks)
+  zyfa::TensorRef huge = ref(a.data());
+  huge.shape[0] = 0x7FFFFFFF;
+  huge.stride[0] = std::int64_t(1) << 60;
+  zyfa::MergeParams mp;
+  s = zyfa::make_merge_params(huge, lse(la.data()), ref(b.data()), lse(lb.data()), ref(o.data()), lse(lo.data()), &mp);
+  CHECK(s.message == "out_a: shape and strides address more than 2^60 elements");
+}
+
+TEST_CASE("TensorRef::contiguous saturates strides that overflow; make_params names them") {
+  const std::int64_t m = 0x7FFFFFFF;
+  std::vector<std::uint16_t> buf(64);
+  const zyfa::TensorRef t = zyfa::TensorRef::contiguous(buf.data(), zyfa::DType::bf16, m, m, m, 16);
+  CHECK(t.stride[1] == m * 16);
+  CHECK(t.stride[0] == std::numeric_limits<std::int64_t>::max());
+  zyfa::AttentionParams p;
+  const zyfa::Status s = zyfa::make_params(t, t, t, t, nullptr, zyfa::AttentionOptions{}, &p);
+  CHECK(s.code == zyfa::StatusCode::invalid_argument);
+  CHECK(s.message.rfind("q: stride[0]", 0) == 0);
 }

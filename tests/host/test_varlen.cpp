@@ -167,3 +167,29 @@ TEST_CASE("varlen: validation names the argument") {
   CHECK(s.code == zyfa::StatusCode::invalid_argument);
   CHECK(s.message.rfind("k: shape[0] (batch) is 1, expected 2 from q", 0) == 0);
 }
+
+TEST_CASE(
+    "varlen: out or softmax_lse overlapping cu_seqlens is refused (the offsets are read while they are written)") {
+  Packed p({{4, 4}, {6, 6}}, 2, 2, 16, 1);
+  zyfa::AttentionOptions opt;
+  // offsets placed inside the lse buffer ([h, total_q] = 20 floats; entries at floats 8..10)
+  std::vector<float> lse_buf(32);
+  auto* cu_in_lse = reinterpret_cast<std::int32_t*>(lse_buf.data() + 8);
+  cu_in_lse[0] = 0;
+  cu_in_lse[1] = 4;
+  cu_in_lse[2] = 10;
+  zyfa::Status s =
+      zyfa::host::flash_attn_varlen_func(p.ref(p.q, 10, 2), p.ref(p.k, 10, 2), p.ref(p.v, 10, 2), p.ref(p.out, 10, 2),
+                                         lse_buf.data(), cu_in_lse, p.cu_k.data(), 2, 6, 6, opt);
+  CHECK(s.code == zyfa::StatusCode::invalid_argument);
+  CHECK(s.message == "softmax_lse: overlaps cu_seqlens_q (their byte ranges intersect)");
+  // offsets inside out's buffer
+  std::vector<std::uint16_t> out_buf(10 * 2 * 16 + 16);
+  auto* cu_in_out = reinterpret_cast<std::int32_t*>(out_buf.data() + 32);
+  cu_in_out[0] = 0;
+  cu_in_out[1] = 4;
+  cu_in_out[2] = 10;
+  s = zyfa::host::flash_attn_varlen_func(p.ref(p.q, 10, 2), p.ref(p.k, 10, 2), p.ref(p.v, 10, 2), p.ref(out_buf, 10, 2),
+                                         nullptr, p.cu_q.data(), cu_in_out, 2, 6, 6, opt);
+  CHECK(s.message == "out: overlaps cu_seqlens_k (their byte ranges intersect)");
+}

@@ -139,6 +139,39 @@ def test_errors_name_the_argument():
         zyfa.merge_attn_states(o.half(), torch.zeros(1, 4, 8), o, torch.zeros(1, 4, 8))
 
 
+def test_bad_scalars_and_empty_inputs_are_named():
+    """Inputs that used to pass silently or fail without naming the argument."""
+    q, k = rand(1, 8, 4, 64), rand(1, 8, 2, 64)
+    with pytest.raises(TypeError, match="^causal: expected a bool, got str"):
+        zyfa.flash_attn_func(q, k, k, causal="no")
+    with pytest.raises(TypeError, match="^causal"):
+        zyfa.flash_attn_func(q, k, k, causal=2)
+    for ok in (True, 0, 1):
+        zyfa.flash_attn_func(q, k, k, causal=ok)
+    with pytest.raises(TypeError, match="^softmax_scale: expected None or a float, got bool"):
+        zyfa.flash_attn_func(q, k, k, softmax_scale=True)
+    with pytest.raises(ValueError, match="^softmax_scale: .* does not fit a float"):
+        zyfa.flash_attn_func(q, k, k, softmax_scale=10**400)
+    with pytest.raises(TypeError, match="^k_descale: expected None, a float or a one-element tensor, got bool"):
+        zyfa.flash_attn_func(q, k, k, k_descale=True)
+    with pytest.raises(TypeError, match="^window_size: expected a \\(left, right\\) pair, got int"):
+        zyfa.flash_attn_func(q, k, k, window_size=5)
+    # empty inputs still check what a non-empty call would: the head dim and the offsets
+    with pytest.raises(ValueError, match=r"^q: shape\[3\] \(head_dim_qk\) is 12, not a multiple of 16 bytes"):
+        zyfa.flash_attn_func(rand(1, 8, 4, 12), rand(1, 0, 2, 12), rand(1, 0, 2, 12))
+    with pytest.raises(ValueError, match=r"^q: shape\[3\] \(head_dim_qk\) is 4"):
+        zyfa.flash_attn_func(rand(0, 8, 4, 4), rand(0, 8, 2, 4), rand(0, 8, 2, 4))
+    cu_bad = torch.tensor([0, 9, 2], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"^cu_seqlens_q: entry 2 \(2\) is less than entry 1 \(9\)"):
+        zyfa.flash_attn_varlen_func(q[0, :0], k[0], k[0], cu_bad, torch.tensor([0, 3, 8], dtype=torch.int32), 9, 5)
+    # a contiguous but misaligned tensor is copied, not rejected
+    flat = rand(1, 8 * 4 * 64 + 1, 1, 1).reshape(-1)
+    q_off = flat[1:].reshape(1, 8, 4, 64)
+    assert q_off.is_contiguous() and q_off.data_ptr() % 16 != 0
+    torch.testing.assert_close(zyfa.flash_attn_func(q_off, k, k), zyfa.flash_attn_func(q_off.clone(), k, k),
+                               rtol=0, atol=0)
+
+
 def test_empty_and_keyless_inputs():
     q = rand(1, 0, 2, 64)
     out, lse = zyfa.flash_attn_func(q, rand(1, 5, 2, 64), rand(1, 5, 2, 64), return_attn_probs=True)
