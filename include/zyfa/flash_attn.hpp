@@ -63,9 +63,8 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
 /// One launch of the kernel flash_attn_func runs on each sequence on sm_90a: the warp-specialized wgmma kernel
 /// (bf16/sm90/), when TMA can address the packed tensors (16-byte aligned data, row and head strides of q/k/v/out
 /// positive multiples of 8 elements below 2^39: sm90ws::ws_tensors_ok) on an sm_90a device with the kernel compiled
-/// for it. Otherwise StatusCode::unsupported: the portable varlen kernel (fwd_kernel<Config, true>) is not run, it
-/// gives wrong results on sm_90a (tests/gpu/test_flash_attn.cu); call flash_attn_func per sequence then (the Python
-/// package does). Each sequence gives, bit for bit, what flash_attn_func gives on its rows alone:
+/// for it; otherwise (other GPUs, other strides, AMD) the portable kernel's variable-length form (bf16::fwd_kernel<
+/// Config, true>). Each sequence gives, bit for bit, what flash_attn_func gives on its rows alone:
 /// views [1, len, heads, head_dim] starting cu_seqlens[b] rows into the packed tensors with the packed row and head
 /// strides (their data pointers are 16-byte aligned whenever the packed ones are, the row strides being multiples of
 /// 16 bytes) and a batch stride that is a positive multiple of 8 elements below 2^39 (e.g. len * row stride); with
@@ -74,8 +73,7 @@ inline Status flash_attn_func(const TensorRef& q, const TensorRef& k, const Tens
 /// detected; the kernels then skip a sequence whose offsets leave [0, total] or decrease (no out-of-bounds access)
 /// and do not compute rows past max_seqlen_q of a sequence. zyfa::check_cu_seqlens checks a host copy.
 /// Asynchronous on `stream`; no workspace. Errors (returned): make_varlen_params's (invalid_argument naming the
-/// argument), then unsupported (FP8, a head-dim pair that is not built in, the wgmma kernel not applicable: see
-/// above), runtime_error when the launch fails.
+/// argument), then unsupported (FP8, a head-dim pair that is not built in), runtime_error when the launch fails.
 inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TensorRef& out,
                                      float* softmax_lse, const std::int32_t* cu_seqlens_q,
                                      const std::int32_t* cu_seqlens_k, std::int64_t batch, std::int64_t max_seqlen_q,
@@ -90,11 +88,7 @@ inline Status flash_attn_varlen_func(const TensorRef& q, const TensorRef& k, con
       bool launched = false;
       const Status s = bf16::launch_builtin_varlen(p, stream, &launched);
       if (!s || launched) return s;
-      return Status::unsupported(
-          "q: variable-length attention on the GPU runs on the sm_90a wgmma kernel only (an H100/H200, the kernel "
-          "built for sm_90a, q/k/v/out with 16-byte aligned data and row/head strides that are multiples of 8 "
-          "elements); the portable varlen kernel is disabled (wrong results on sm_90a): call flash_attn_func per "
-          "sequence");
+      return bf16::launch_builtin(p, stream);  // the portable kernel, variable-length form
     }
     case DType::e4m3fn:
     case DType::e4m3fnuz:

@@ -312,8 +312,8 @@ def _varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q:
         except NotImplementedError:
             if q.dtype != torch.bfloat16:
                 raise
-        # The C++ entry runs only where the sm_90a wgmma kernel applies: elsewhere one flash_attn_func per sequence
-        # (the same results: flash_attn_func then runs the portable kernel on each sequence).
+        # A BF16 head-dim pair without a varlen launch in this build: one flash_attn_func per sequence (the same
+        # results).
         for b in range(batch):
             q0, q1, k0, k1 = cq[b], cq[b + 1], ck[b], ck[b + 1]
             if q1 == q0:
@@ -464,7 +464,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             sequences are allowed (no query row: nothing; no key: out 0, lse -inf). The offsets are checked on the
             host (ValueError naming cu_seqlens_q/_k or max_seqlen_q/_k); on CUDA that reads them back (one
             synchronization), then one kernel launch runs every sequence (on an H100/H200 with TMA-addressable
-            tensors; elsewhere one flash_attn_func per sequence). CUDA: rows past cu_seqlens_q[-1] are 0 with lse
+            tensors; elsewhere the portable kernel). CUDA: rows past cu_seqlens_q[-1] are 0 with lse
             -inf; CPU: not written.
         max_seqlen_q, max_seqlen_k: ints, the longest query / key sequence.
         causal: bottom-right aligned per sequence. Other options as flash_attn_func; block_table (paged KV) must be

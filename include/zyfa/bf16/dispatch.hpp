@@ -34,10 +34,9 @@ inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream) {
 }
 
 /// Variable-length params (make_varlen_params): the sm_90a wgmma kernel of params' head dims when it applies
-/// (`*launched` = true), else `*launched` = false and success. The portable varlen kernel (fwd_kernel<Config, true>)
-/// is not run from here: on sm_90a (nvcc 13.0) it gives wrong results for every sequence after the first
-/// (tests/gpu/test_flash_attn.cu, "varlen: the portable kernel ..."). Errors: unsupported for a pair that is not
-/// built in; otherwise as sm90ws::launch_ws.
+/// (`*launched` = true), else `*launched` = false and success: the caller (flash_attn_varlen_func) then runs the
+/// portable kernel's variable-length form (launch_builtin: fwd_kernel<Config, true>). Errors: unsupported for a pair
+/// that is not built in; otherwise as sm90ws::launch_ws.
 inline Status launch_builtin_varlen(const AttentionParams& p, rt::stream_t stream, bool* launched) {
   *launched = false;
 #if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS

@@ -76,27 +76,25 @@ inline FwdArgs make_fwd_args(const AttentionParams& p, int block_m) {
 }
 
 #if !ZYFA_PLATFORM_HOST
-/// Varlen: narrows the block's copy `a` of the arguments to sequence `b` (a.cu_seqlens_q/_k non-null): q/out/lse
-/// point at its first query row, k/v at its first key, seqlen_q/seqlen_k/causal_offset are its own (bottom-right
-/// causal per sequence). Returns false, the same in every thread of the block, when the block has nothing to do:
-/// its first row m0 is past the sequence's rows (also an empty sequence), or the offsets are inconsistent (negative
-/// length, or past total_q/total_k: such a sequence is neither read nor written instead of going out of bounds).
+/// Varlen: narrows the block's copy `a` of the arguments to sequence `b` (a.cu_seqlens_q/_k non-null):
+/// seqlen_q/seqlen_k/causal_offset become its own (bottom-right causal per sequence), and *q_row0 / *k_row0 its first
+/// query row and first key in the packed tensors, which the kernel adds to its pointers. Returns false, the same in
+/// every thread of the block, when the block has nothing to do: its first row m0 is past the sequence's rows (also an
+/// empty sequence), or the offsets are inconsistent (negative length, or past total_q/total_k: such a sequence is
+/// neither read nor written instead of going out of bounds).
+/// The pointers are not moved inside `a`: an earlier form that advanced a.q/a.k/a.v/a.out/a.lse here gave wrong
+/// results for every sequence after the first on the H200 (nvcc 13.0, sm_90a; its PTX lacked the query row offset)
+/// while the emulator ran it correctly; with the offsets as separate values it is bit for bit equal to per-sequence
+/// calls on both (tests/gpu/test_flash_attn.cu, tests/python/test_emu_attention.py).
 /// Register cost (nvcc 13.0, sm_90a): the per-sequence sizes live in registers across the key loop, and the varlen
-/// kernels of the 128 and 192/128 tiles spill (about 130 B stores / 200 B loads; tools/ci/compile_device.sh reports
-/// it as a known warning); the fixed-length kernels are unchanged (Varlen = false never writes `a`).
-/// Status: the varlen kernel matches per-sequence calls bit for bit in the gfx950 emulator
-/// (tests/python/test_emu_attention.py) but not on the H200 (every sequence after the first differs; cause not
-/// found: the PTX of the hd64 kernel lacked the q0 * q_row_stride term of the query pointer, and restoring it did not
-/// fix the results), so flash_attn_varlen_func does not dispatch it on the GPU.
-__device__ __forceinline__ bool select_sequence(FwdArgs& a, int b, int m0) {
+/// kernels of the 128 and 192/128 tiles spill (tools/ci/compile_device.sh reports it as a known warning); the
+/// fixed-length kernels are unchanged (Varlen = false never writes `a`).
+__device__ __forceinline__ bool select_sequence(FwdArgs& a, int b, int m0, std::int64_t* q_row0, std::int64_t* k_row0) {
   const int q0 = a.cu_seqlens_q[b], q1 = a.cu_seqlens_q[b + 1];
   const int k0 = a.cu_seqlens_k[b], k1 = a.cu_seqlens_k[b + 1];
   if (m0 >= q1 - q0 || q0 < 0 || k0 < 0 || k1 < k0 || q1 > a.total_q || k1 > a.total_k) return false;
-  a.q += static_cast<std::int64_t>(q0) * a.q_row_stride;
-  a.out += static_cast<std::int64_t>(q0) * a.o_row_stride;
-  a.k += static_cast<std::int64_t>(k0) * a.k_row_stride;
-  a.v += static_cast<std::int64_t>(k0) * a.v_row_stride;
-  if (a.lse != nullptr) a.lse += q0;
+  *q_row0 = q0;
+  *k_row0 = k0;
   a.seqlen_q = q1 - q0;
   a.seqlen_k = k1 - k0;
   a.causal_offset = a.seqlen_k - a.seqlen_q;

@@ -120,15 +120,16 @@ __global__ void __launch_bounds__(Config::kThreads) fwd_kernel(const FwdArgs arg
   const int m_block = a.num_m_blocks - 1 - bid / bh_count;
   const int b = bh / a.num_heads, h = bh % a.num_heads, hk = h / a.group_size;
   const int m0 = m_block * kBlockM;
+  std::int64_t q_row0 = 0, k_row0 = 0;  // varlen: the sequence's first query row and key in the packed tensors
   if constexpr (Varlen)
-    if (!select_sequence(a, b, m0)) return;  // this block's sequence (fwd_args.hpp)
+    if (!select_sequence(a, b, m0, &q_row0, &k_row0)) return;  // this block's sequence (fwd_args.hpp)
   const int rows_valid = imin_(kBlockM, a.seqlen_q - m0);
 
-  const std::uint16_t* gq = a.q + b * a.q_batch_stride + h * a.q_head_stride + m0 * a.q_row_stride;
-  const std::uint16_t* gk = a.k + b * a.k_batch_stride + hk * a.k_head_stride;
-  const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride;
-  std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride + m0 * a.o_row_stride;
-  float* glse = a.lse == nullptr ? nullptr : a.lse + b * a.lse_batch_stride + h * a.lse_head_stride + m0;
+  const std::uint16_t* gq = a.q + b * a.q_batch_stride + h * a.q_head_stride + (q_row0 + m0) * a.q_row_stride;
+  const std::uint16_t* gk = a.k + b * a.k_batch_stride + hk * a.k_head_stride + k_row0 * a.k_row_stride;
+  const std::uint16_t* gv = a.v + b * a.v_batch_stride + hk * a.v_head_stride + k_row0 * a.v_row_stride;
+  std::uint16_t* go = a.out + b * a.o_batch_stride + h * a.o_head_stride + (q_row0 + m0) * a.o_row_stride;
+  float* glse = a.lse == nullptr ? nullptr : a.lse + b * a.lse_batch_stride + h * a.lse_head_stride + q_row0 + m0;
 
   float o[R][OC];
 #pragma unroll
