@@ -396,6 +396,28 @@ TEST_CASE("causal seqlen_q < seqlen_k and seqlen_q > seqlen_k, every head dim") 
   }
 }
 
+TEST_CASE("FlashAttention's own test shapes (the seqlen pairs of its tests), every head dim, causal and not, MHA/MQA") {
+  // flash-attention tests/test_flash_attn.py, test_flash_attn_output's (seqlen_q, seqlen_k) list (2048 x 2048 left
+  // out to keep the fp64 reference short; 1024 x 1024 covers full tiles)
+  const int pairs[][2] = {{1, 147},   {113, 203}, {128, 217},   {113, 211},   {108, 256},
+                          {256, 512}, {512, 256}, {1024, 1024}, {1023, 1024}, {1024, 1023}};
+  int i = 0;
+  for (auto& hd : kHeadDims)
+    for (bool causal : {false, true})
+      for (auto& sp : pairs) {
+        Case c;
+        c.dqk = hd[0];
+        c.dv = hd[1];
+        c.causal = causal;
+        c.seqlen_q = sp[0];
+        c.seqlen_k = sp[1];
+        c.heads = 3;
+        c.heads_k = (i++ % 2 == 0) ? 3 : 1;  // MHA and MQA in turn
+        c.batch = sp[0] * sp[1] <= 65536 ? 2 : 1;
+        run_case(c);
+      }
+}
+
 TEST_CASE("GQA and MQA") {
   for (int hk : {1, 2, 8}) {
     Case c;
