@@ -164,7 +164,7 @@ def _real(name, x, what):
 def _causal(causal):
     """causal as a bool: a bool (Python or NumPy) or the ints 0 and 1; anything else is a TypeError, so that a
     string such as "no" is not silently taken as True."""
-    if isinstance(causal, bool) or type(causal).__name__ == "bool_":
+    if isinstance(causal, bool) or (type(causal).__module__ == "numpy" and type(causal).__name__ in ("bool", "bool_")):
         return bool(causal)
     if isinstance(causal, numbers.Integral) and int(causal) in (0, 1):
         return bool(causal)

@@ -426,6 +426,39 @@ TEST_CASE("long context: V == 1 gives exactly 1.0 (seqlen_k 32,768; one strong k
   }
 }
 
+TEST_CASE("2.2 million keys, all logits equal, V == 448: every output 448 (the scaled accumulator does not overflow)") {
+  // q = 0: every logit is 0, every visible key gets the block max code; V = 448 (e4m3fn 0x7E) everywhere, so every
+  // output is 448 within the accumulation's rounding. seqlen_q 128 (one tile), bottom-right causal: the first 64 rows'
+  // last key tile is fully masked, the case that once moved the accumulator's scale to 2^98 and overflowed to inf
+  // beyond about 2.1 million keys.
+  const int sq = 128, sk = 2200000, d = 128;
+  DeviceBuffer dq(static_cast<size_t>(sq) * d), dk(static_cast<size_t>(sk) * d), dv(static_cast<size_t>(sk) * d),
+      dout(static_cast<size_t>(sq) * d * 2);
+  CUDA_OK(cudaMemset(dq.p, 0x00, static_cast<size_t>(sq) * d));
+  CUDA_OK(cudaMemset(dk.p, 0x00, static_cast<size_t>(sk) * d));
+  CUDA_OK(cudaMemset(dv.p, 0x7E, static_cast<size_t>(sk) * d));
+  CUDA_OK(cudaMemset(dout.p, 0xFF, static_cast<size_t>(sq) * d * 2));
+  using zyfa::TensorRef;
+  const TensorRef q = TensorRef::contiguous(dq.p, zyfa::DType::e4m3fn, 1, sq, 1, d);
+  const TensorRef k = TensorRef::contiguous(dk.p, zyfa::DType::e4m3fn, 1, sk, 1, d);
+  const TensorRef v = TensorRef::contiguous(dv.p, zyfa::DType::e4m3fn, 1, sk, 1, d);
+  const TensorRef o = TensorRef::contiguous(dout.p, zyfa::DType::bf16, 1, sq, 1, d);
+  for (bool causal : {true, false}) {
+    zyfa::AttentionOptions opt;
+    opt.causal = causal;
+    const zyfa::Status st = zyfa::flash_attn_func(q, k, v, o, nullptr, opt, nullptr);
+    REQUIRE_MESSAGE(st.ok(), st.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> out(static_cast<size_t>(sq) * d);
+    CUDA_OK(cudaMemcpy(out.data(), dout.p, out.size() * 2, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (std::uint16_t x : out) bad += !(std::fabs(zyfa::bf16_to_float(x) - 448.0f) <= 2.0f);  // bf16 ulp at 448
+    MESSAGE("causal " << causal << ": outputs not within one bf16 ulp of 448: " << bad << " / " << out.size()
+                      << " (first: " << zyfa::bf16_to_float(out[0]) << ")");
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("the exp2 ablation (PMode::exp2) against the zyfa_exact recipe") {
   for (int dqk : {128, 192})
     for (bool causal : {false, true}) {

@@ -146,7 +146,8 @@ def test_bad_scalars_and_empty_inputs_are_named():
         zyfa.flash_attn_func(q, k, k, causal="no")
     with pytest.raises(TypeError, match="^causal"):
         zyfa.flash_attn_func(q, k, k, causal=2)
-    for ok in (True, 0, 1):
+    import numpy as np  # a dependency of the project's tools (tools/requirements.txt)
+    for ok in (True, 0, 1, np.True_, np.bool_(False)):
         zyfa.flash_attn_func(q, k, k, causal=ok)
     with pytest.raises(TypeError, match="^softmax_scale: expected None or a float, got bool"):
         zyfa.flash_attn_func(q, k, k, softmax_scale=True)

@@ -19,7 +19,7 @@
 // * Each 64-key block's P.V goes to a fresh accumulator pv (FP8 wgmma keeps about 13 mantissa bits of the
 //   accumulator it adds into, sm90-facts) and is folded in fp32 as the specification does:
 //   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. acc is kept scaled by 2^(kb + 8) of the last
-//   block (at most 2^98), which makes the fold one FMA per element, A = fma(A, beta, pv), with the same bits up to
+//   block (at most 2^64), which makes the fold one FMA per element, A = fma(A, beta, pv), with the same bits up to
 //   that power of two. The fold of block n-1 runs after block n's softmax, so the P.V of block n-1 overlaps it.
 // * Lean P per element (bit-exact with the specification given the same fp32 S): t = S * c, d = t - m_new,
 //   y / 128 = fma.sat(d, 1/16, (8 kb + 121) / 128) (the clamp to [0, 1] is y's clamp to [0, 128]; y <= 121 always),
@@ -95,8 +95,10 @@ __device__ __forceinline__ float max_nan(float a, float b) {
 }
 /// 2^d for d in [-126, 127] (exact; a normal fp32 power of two).
 __device__ __forceinline__ float pow2i(int d) { return __int_as_float((127 + d) << 23); }
-/// The largest block exponent the kernel's scaled accumulator takes (fwd_kernel: A = acc * 2^e, |A| <= 2^29 * 2^98).
-constexpr int kAccExpMax = 98;
+/// The largest block exponent the kernel's scaled accumulator takes (fwd_kernel: A = acc * 2^e). acc <= 504 per key
+/// (code 121 at the row max times 2^-8 times |v| <= 448), so |A| <= 504 * seqlen_k * 2^64 < 2^128 for any seqlen_k
+/// below 2^46; blocks with a larger exponent (more than 56 binades below the row max) leave the scale where it is.
+constexpr int kAccExpMax = 64;
 /// Block exponents e > kSubnormalScaleExp have s_blk = 2^-e below fp32's normal range. The specification's subnormal
 /// scales (kb 119..141) belong to blocks whose contribution pv * s_blk < 2^23.6 * 2^-127 cannot change acc or l,
 /// which the block that sets the running max makes >= 2^-8 * 256 * ... (l >= 1): such blocks add 0.
@@ -353,11 +355,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
     const int n_tiles = detail::visible_key_tiles(a, m0);
 
     // acc holds the specification's accumulator scaled by 2^e_acc (row r): A = acc * 2^e_acc, with e_acc the
-    // block exponent kb + 8 of the last folded block, capped at kAccExpMax. Then the fold of a block of
-    // exponent e is ONE fma per element, A' = fma(A, beta, pv), beta = alpha * 2^(e - e_acc), bit for bit 2^e times
-    // the specification's fma(acc, alpha, pv * 2^-e) (powers of two commute with rounding in the normal range,
-    // which the cap keeps: |A| <= 2^29 * 2^98 < 2^127). The row sum l (column DV) and the corrected LSE's l2 carry
-    // the same factor: out = A / l needs no unscaling; the LSE subtracts e_acc.
+    // block exponent kb + 8 of the last folded block whose exponent is at most kAccExpMax. Then the fold of such a
+    // block of exponent e is ONE fma per element, A' = fma(A, beta, pv), beta = alpha * 2^(e - e_acc), bit for bit 2^e
+    // times the specification's fma(acc, alpha, pv * 2^-e) (powers of two commute with rounding in the normal range,
+    // which the cap keeps: |A| <= 504 seqlen_k 2^64 < 2^128). The row sum l (column DV) and the corrected LSE's l2
+    // carry the same factor: out = A / l needs no unscaling; the LSE subtracts e_acc.
     float acc[kPvRegs];
 #pragma unroll
     for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
@@ -451,10 +453,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           // (int)min(-dmax, 255), 0 for NaN (no key yet): fmaxf maps NaN to 0
           const int kb = static_cast<int>(fminf(fmaxf(neg_dmax, 0.0f), 255.0f));
           mu[r] = none ? 0.0f : m_new;
-          // s_blk = 2^-e; acc's exponent after this block's fold: ea = min(e, kAccExpMax); beta = alpha *
-          // 2^(ea - e_acc); pv's factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row
+          // s_blk = 2^-e; acc's exponent after this block's fold: ea = e, or e_acc for a block more than 56
+          // binades below the row max (e > kAccExpMax: fully masked blocks too); beta = alpha * 2^(ea - e_acc); pv's
+          // factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row
           // that has seen no key has kb = 0, alpha = 1 and A = pv = 0.
-          const int e = kb + kTopExponent, ea = e < detail::kAccExpMax ? e : detail::kAccExpMax;
+          const int e = kb + kTopExponent, ea = e <= detail::kAccExpMax ? e : e_acc[r];
           n_beta[r] = (none ? 1.0f : arch::sm90::exp2(m[r] - m_new)) * detail::pow2i(ea - e_acc[r]);
           n_g[r] = e <= detail::kSubnormalScaleExp ? detail::pow2i(ea - e) : 0.0f;
           e_acc[r] = ea;
@@ -505,8 +508,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           }
       };
       // acc = fma(acc, alpha, pv * s_blk) of the previous block (column DV carries l) in the scaled form above:
-      // A = fma(A, beta, pv). A row whose block exponent e exceeds kAccExpMax (a block more than 90 binades below
-      // the row max) keeps e_acc = kAccExpMax and scales pv by g = 2^(kAccExpMax - e) (0 where the specification's
+      // A = fma(A, beta, pv). A row whose block exponent e exceeds kAccExpMax (a block more than 56 binades below
+      // the row max) keeps its e_acc and scales pv by g = 2^(e_acc - e) (0 where the specification's
       // s_blk is 0): the rare warp-uniform path of two operations per element.
       auto fold = [&]() {
         const float(&g)[2] = f_g;
@@ -614,8 +617,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 
     // ---------------- epilogue ----------------
     // l (column DV of the accumulator) lives in the quad's lane 0; out = (acc / l) * v_descale.
-    // acc and l are scaled by 2^e_acc (the same factor: out = acc / l needs no unscaling); log2 of the unscaled l is
-    // log2(l) - e_acc.
+    // acc and l are scaled by 2^e_acc (the same factor: out = acc / l needs no unscaling); the LSE takes the log of
+    // the unscaled l (an exact power-of-two scaling), as the specification does.
     float l[2], l2q[2];
     bool no_key[2];
 #pragma unroll
@@ -632,7 +635,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if (grow < a.seqlen_q)
           lse[grow] = nan_row[r]  ? __int_as_float(0x7FC00000)
                       : no_key[r] ? -__builtin_huge_valf()
-                                  : (m[r] + (log2f(kLean ? l2q[r] : l[r]) - static_cast<float>(e_acc[r]))) * kLn2;
+                                  : (m[r] + log2f((kLean ? l2q[r] : l[r]) * detail::pow2i(-e_acc[r]))) * kLn2;
       }
     }
     if (n_tiles == 0) {
