@@ -1,5 +1,6 @@
 """FP8 (e4m3fn) forward attention on the H200: zyfa's sm_90a kernel with Lean P and its exp2 twin against
-FlashAttention-3's FP8 kernel (the `fa3-fwd==0.0.3` wheel), with zyfa BF16, FA3 BF16 and cuDNN BF16 for reference;
+FlashAttention-3's FP8 kernel (the `fa3-fwd==0.0.3` wheel) and cuDNN's FP8 forward (cudnn-frontend's sdpa_fp8, FP8
+output on Hopper: speed only), with zyfa BF16, FA3 BF16 and cuDNN BF16 for reference;
 one process, the same inputs. Also the accuracy on the real activations (zyfa FP8 vs FA3 FP8 on the same quantized
 inputs) and the SM clock and board power during each timed configuration.
 
@@ -51,6 +52,46 @@ class ZyfaFp8(Zyfa):
                                         self.err, ctypes.c_int(512))
         if rc != 0:
             raise RuntimeError(self.err.value.decode())
+
+
+def cudnn_fp8(q8, k8, v8, descales, causal):
+    """cuDNN's FP8 attention forward (cudnn-frontend's graph.sdpa_fp8) on BSHD e4m3fn q/k/v: returns a function that
+    runs it. Hopper's cuDNN FP8 forward writes FP8 (e4m3fn) output only (scale_o = 1 here; the output's precision is
+    e4m3's, so only its speed is compared). Raises when cudnn-frontend or the cuDNN engine is not available."""
+    import cudnn  # nvidia-cudnn-frontend==1.32.0 (a wheel carried in .offline/cudnn_fe: docs/fp8-sm90.md)
+    b, s, h, d = q8.shape
+    dv = v8.shape[3]
+    e4m3, fp32 = cudnn.data_type.FP8_E4M3, cudnn.data_type.FLOAT
+    handle = cudnn.create_handle()
+    cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+    graph = cudnn.pygraph(io_data_type=e4m3, intermediate_data_type=fp32, compute_data_type=fp32, handle=handle)
+
+    def bhsd(t):  # the BSHD tensor as cuDNN's [b, h, s, d] dims with BSHD strides
+        return [t.shape[0], t.shape[2], t.shape[1], t.shape[3]], [t.stride(0), t.stride(2), t.stride(1), t.stride(3)]
+    tq, tk, tv = (graph.tensor(name=n, dim=bhsd(t)[0], stride=bhsd(t)[1], data_type=e4m3)
+                  for n, t in (("q", q8), ("k", k8), ("v", v8)))
+    one = dict(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=fp32)
+    dq, dk, dvv, ds, ss, so = (graph.tensor(name=n, **one) for n in ("dq", "dk", "dv", "ds", "ss", "so"))
+    o, _, amax_s, amax_o = graph.sdpa_fp8(q=tq, k=tk, v=tv, descale_q=dq, descale_k=dk, descale_v=dvv, descale_s=ds,
+                                         scale_s=ss, scale_o=so, is_inference=True,
+                                         attn_scale=1.0 / float(d) ** 0.5, use_causal_mask=causal, name="sdpa_fp8")
+    out = torch.empty(b, s, h, dv, device="cuda", dtype=torch.float8_e4m3fn)
+    o.set_output(True).set_dim(bhsd(out)[0]).set_stride(bhsd(out)[1]).set_data_type(e4m3)
+    amax = [torch.empty(1, 1, 1, 1, device="cuda", dtype=torch.float32) for _ in range(2)]
+    amax_s.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(fp32)
+    amax_o.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(fp32)
+    graph.validate()
+    graph.build_operation_graph()
+    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    graph.check_support()
+    graph.build_plans()
+    ws = torch.empty(max(1, graph.get_workspace_size()), device="cuda", dtype=torch.uint8)
+    sc = {n: torch.full((1, 1, 1, 1), x, device="cuda", dtype=torch.float32)
+          for n, x in (("dq", descales[0]), ("dk", descales[1]), ("dv", descales[2]), ("ds", 1.0), ("ss", 1.0),
+                       ("so", 1.0))}
+    pack = {tq: q8, tk: k8, tv: v8, dq: sc["dq"], dk: sc["dk"], dvv: sc["dv"], ds: sc["ds"], ss: sc["ss"],
+            so: sc["so"], o: out, amax_s: amax[0], amax_o: amax[1]}
+    return lambda: graph.execute(pack, ws, handle=handle)
 
 
 def quantize(x):
@@ -136,6 +177,11 @@ def speed(args, zy, fa3_fn, sampler, dev, date):
                 if fa3_fn is not None:
                     impls[("fa3", "e4m3fn")] = lambda: fa3_fn(q8, k8, v8, causal=causal, q_descale=desc[0],
                                                               k_descale=desc[1], v_descale=desc[2])
+                try:
+                    impls[("cudnn", "e4m3fn")] = cudnn_fp8(q8, k8, v8, (qd, kd, vd), causal)
+                except Exception as e:  # noqa: BLE001  (no cudnn-frontend, or no engine for this shape)
+                    print(f"  cudnn e4m3fn d=({dqk},{dv}) s={s}: not available ({str(e).splitlines()[0][:160]})",
+                          flush=True)
                 if not args.no_bf16:
                     impls[("zyfa", "bf16")] = lambda: zy(0, q, k, v, out2, lse, causal)
                 if fa3_fn is not None and not args.no_bf16:

@@ -30,6 +30,9 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
   if ls .offline/fa3/*.whl > /dev/null 2>&1; then
     python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
   fi
+  if ls .offline/cudnn_fe/*.whl > /dev/null 2>&1; then  # cudnn-frontend: cuDNN's FP8 forward as a peer
+    python3 -m zipfile -e .offline/cudnn_fe/*.whl /tmp/cudnn_fe && export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/cudnn_fe
+  fi
   timeout ${ZYFA_BENCH_TIMEOUT:-200} python3 bench/bench_fp8_sm90.py --lib build-fp8/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi
