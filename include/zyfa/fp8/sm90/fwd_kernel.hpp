@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
     // block of exponent e is ONE fma per element, A' = fma(A, beta, pv), beta = alpha * 2^(e - e_acc), bit for bit 2^e
     // times the specification's fma(acc, alpha, pv * 2^-e) (powers of two commute with rounding in the normal range,
     // which the cap keeps: |A| <= 504 seqlen_k 2^64 < 2^128). The row sum l (column DV) and the corrected LSE's l2
-    // carry the same factor: out = A / l needs no unscaling; the LSE subtracts e_acc.
+    // carry the same factor: out = A / l needs no unscaling; the LSE takes the log of l * 2^-e_acc.
     float acc[kPvRegs];
 #pragma unroll
     for (int i = 0; i < kPvRegs; ++i) acc[i] = 0.0f;
