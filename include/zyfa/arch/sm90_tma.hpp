@@ -19,6 +19,36 @@
 
 namespace zyfa::arch::sm90 {
 
+/// cuTensorMapEncodeTiled from the driver (cudaGetDriverEntryPointByVersion, CUDA 12.0 ABI: no libcuda link), looked
+/// up once per process; nullptr when the driver does not provide it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = []() -> PFN_cuTensorMapEncodeTiled_v12000 {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+/// A 4-D tensor map of `type` with 128-byte swizzle and box {box_cols, box_rows, 1, 1}, box_cols elements being 128
+/// bytes (the two public encoders below). Returns false when the encoder is missing or the driver rejects the map.
+inline bool encode_tensor_map_4d_sw128(CUtensorMap* map, CUtensorMapDataType type, std::uint32_t box_cols,
+                                       const void* gaddr, const std::uint64_t (&dims)[4],
+                                       const std::uint64_t (&strides_bytes)[3], std::uint32_t box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t gdim[4] = {dims[0], dims[1], dims[2], dims[3]};
+  const cuuint64_t gstride[3] = {strides_bytes[0], strides_bytes[1], strides_bytes[2]};
+  const cuuint32_t box[4] = {box_cols, box_rows, 1, 1};
+  const cuuint32_t estride[4] = {1, 1, 1, 1};
+  return encode(map, type, 4, const_cast<void*>(gaddr), gdim, gstride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /// Encodes a 4-D bf16 tensor map with 128-byte swizzle: dims[0] contiguous (elements), strides_bytes[0..2] of
 /// dims 1..3 (bytes, multiples of 16, < 2^40), box {64, box_rows, 1, 1} (box_rows <= 256): one box is box_rows
 /// rows of 64 bf16 = 128 bytes, laid out in shared memory as the 128B swizzle pattern (row r, 16-byte chunk c at
@@ -26,44 +56,14 @@ namespace zyfa::arch::sm90 {
 /// entry point is missing or the driver rejects the arguments (unaligned address or stride, dims >= 2^32).
 inline bool encode_tensor_map_bf16_4d(CUtensorMap* map, const void* gaddr, const std::uint64_t (&dims)[4],
                                       const std::uint64_t (&strides_bytes)[3], std::uint32_t box_rows) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = []() -> PFN_cuTensorMapEncodeTiled_v12000 {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  if (encode == nullptr) return false;
-  const cuuint64_t gdim[4] = {dims[0], dims[1], dims[2], dims[3]};
-  const cuuint64_t gstride[3] = {strides_bytes[0], strides_bytes[1], strides_bytes[2]};
-  const cuuint32_t box[4] = {64, box_rows, 1, 1};
-  const cuuint32_t estride[4] = {1, 1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(gaddr), gdim, gstride, box, estride,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return encode_tensor_map_4d_sw128(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, gaddr, dims, strides_bytes, box_rows);
 }
 
 /// Encodes a 4-D tensor map of 1-byte elements (e4m3fn codes, as CU_TENSOR_MAP_DATA_TYPE_UINT8) with 128-byte
 /// swizzle: as encode_tensor_map_bf16_4d, but one box is box_rows rows of 128 elements = 128 bytes.
 inline bool encode_tensor_map_u8_4d(CUtensorMap* map, const void* gaddr, const std::uint64_t (&dims)[4],
                                     const std::uint64_t (&strides_bytes)[3], std::uint32_t box_rows) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = []() -> PFN_cuTensorMapEncodeTiled_v12000 {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  if (encode == nullptr) return false;
-  const cuuint64_t gdim[4] = {dims[0], dims[1], dims[2], dims[3]};
-  const cuuint64_t gstride[3] = {strides_bytes[0], strides_bytes[1], strides_bytes[2]};
-  const cuuint32_t box[4] = {128, box_rows, 1, 1};
-  const cuuint32_t estride[4] = {1, 1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(gaddr), gdim, gstride, box, estride,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return encode_tensor_map_4d_sw128(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 128, gaddr, dims, strides_bytes, box_rows);
 }
 
 /// prefetch.tensormap: brings a tensor map (a __grid_constant__ kernel parameter) into the descriptor cache.
