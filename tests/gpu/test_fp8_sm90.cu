@@ -65,6 +65,7 @@ struct Case {
   int nan_q_row = -1;   ///< >= 0: a NaN code in q at this row (batch 0, head 0): that row's out and lse are NaN
   int nan_k_key = -1;   ///< >= 0: a NaN code in k at this key (batch 0, kv head 0): rows that see it are NaN
   int repeats = 1;      ///< GPU calls on the same buffers; Result::identical says whether all were bitwise equal
+  float softmax_scale = 0;  ///< > 0: this softmax_scale instead of 1 / sqrt(head_dim_qk)
   zyfa::fp8::sm90::PMode mode = zyfa::fp8::sm90::PMode::lean_p;
 };
 
@@ -167,6 +168,7 @@ Result run(const Case& c) {
   opt.q_descale = qd;
   opt.k_descale = kd;
   opt.v_descale = vd;
+  if (c.softmax_scale > 0) opt.softmax_scale = c.softmax_scale;
 
   Result r;
   r.slot_q = slot_q;
@@ -302,6 +304,20 @@ TEST_CASE("P codes bit for bit: exact logits, one-hot V (every code visible in t
         c.inputs = Inputs::exact_logits;
         check(c, run(c), 1.0 / 128, 1e-30, kLseTol);
       }
+}
+
+TEST_CASE("P codes bit for bit where rows pass 2^16 in log2 units (the specification's two-step form)") {
+  // softmax_scale 1500: t = S * 1500 log2(e) passes 2^16 for |S| > 30, so with exact logits (|S| of a row's max
+  // about 20-60) some rows take the fused form and others the two-step form, in the same warp and block.
+  for (bool causal : {false, true}) {
+    Case c;
+    c.causal = causal;
+    c.sq = 130;
+    c.sk = 200;
+    c.inputs = Inputs::exact_logits;
+    c.softmax_scale = 1500.0f;
+    check(c, run(c), 1.0 / 128, 1e-30, kLseTol);
+  }
 }
 
 TEST_CASE("blocks 100 and 200 binades below the row max, then at it again (the accumulator's scale bookkeeping)") {

@@ -35,6 +35,7 @@ zyfa::AttentionParams row_params(std::int64_t seqlen_k, std::int64_t dv) {
   p.num_heads = p.num_heads_k = p.batch = 1;
   p.qkv_dtype = DType::e4m3fn;
   p.softmax_scale = 1.0f;
+  p.scale_softmax_log2 = 1.0f;  // c = 1: the scores handed to fp8_row are the log2-domain logits t
   return p;
 }
 zyfa::host::HeadMatrix identity_v(std::int64_t n, std::int64_t dv) {
@@ -147,15 +148,16 @@ TEST_CASE("FP8 spec invariants: no probability above 448 before the cast, rounde
     const auto q = zyfa::host::read_q_head(pr.params, 0, 1);
     for (std::int64_t i = 0; i < s.seqlen_q; i += 3) {
       const std::int64_t n = zyfa::host::visible_keys(pr.params, i);
-      const auto t = zyfa::host::fp8_logits_row(pr.params, q.row(i), k, n);
+      const auto scores = zyfa::host::fp8_scores_row(pr.params, q.row(i), k, n);
       for (Fp8Recipe rc : kAll) {
         CAPTURE(zyfa::host::recipe_name(rc));
         zyfa::host::Fp8RowTrace tr;
-        const auto r = zyfa::host::fp8_row(pr.params, rc, t, v, nullptr, &tr);
+        const auto r = zyfa::host::fp8_row(pr.params, rc, scores, v, nullptr, &tr);
         CHECK(tr.max_before_cast <= 448.0f);
         CHECK(tr.max_before_cast > 0.0f);
         for (std::uint8_t c : tr.codes) CHECK(c <= 0x7E);  // non-negative, finite (0x7F is NaN)
-        if (rc == Fp8Recipe::zyfa) CHECK(tr.max_code_input <= zyfa::host::kBlockMaxCode);
+        // the fused Lean P form may pass the block max code by up to 1/8 before the clamp (numeric/lean_p.hpp)
+        if (rc == Fp8Recipe::zyfa) CHECK(tr.max_code_input <= zyfa::host::kBlockMaxCode + 0.125f);
         for (float o : r.out) REQUIRE(std::isfinite(o));
         if (rc == Fp8Recipe::zyfa || rc == Fp8Recipe::zyfa_exact) {
           // every block sum is exactly the sum of the values of the codes fed to P.V, in any order

@@ -98,6 +98,7 @@ TEST_CASE("FP8 spec: all-NaN and +inf logits give NaN rows (no undefined kb), -i
   p.num_heads = p.num_heads_k = p.batch = 1;
   p.qkv_dtype = DType::e4m3fn;
   p.softmax_scale = 1.0f;
+  p.scale_softmax_log2 = 1.0f;  // c = 1: the scores handed to fp8_row are the logits t
   zyfa::host::HeadMatrix v;
   v.rows = 130, v.cols = 8;
   v.data.assign(130 * 8, 1.0f);

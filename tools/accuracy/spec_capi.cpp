@@ -34,7 +34,6 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
   p.scale_softmax_log2 = zyfa::scale_softmax_log2(softmax_scale, q_descale, k_descale);
   const auto rc = static_cast<zyfa::host::Fp8Recipe>(recipe);
   const auto lm = static_cast<zyfa::host::Fp8LseMode>(lse_mode);
-  const float c = p.scale_softmax_log2;
   auto head = [&](std::int64_t h) {
     const std::int64_t hk = h / (H / HK);
     zyfa::host::HeadMatrix km, vm, vsub;
@@ -59,9 +58,9 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
         continue;
       }
       for (std::int64_t d = 0; d < D; ++d) qr[d] = zyfa::e4m3fn_to_float(q[(i * H + h) * D + d]);
-      // fp8_logits_row's arithmetic for every key: increasing d from +0, then * c. Sixteen keys at a time from
+      // fp8_scores_row's arithmetic for every key: increasing d from +0 (fp8_row multiplies by c). Sixteen keys at a time from
       // the transposed k (each key keeps its own sequential sum, so the compiler may vectorise across keys
-      // without reassociating anything: the same bits as fp8_logits_row, checked by test_accuracy_study.py).
+      // without reassociating anything: the same bits as fp8_scores_row, checked by test_accuracy_study.py).
       t.assign(static_cast<std::size_t>(hi - lo), 0.0f);
       std::int64_t j = lo;
       for (; j + 16 <= hi; j += 16) {
@@ -71,13 +70,13 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
           const float* kc = kt.data() + d * S + j;
           for (int u = 0; u < 16; ++u) acc[u] += qd * kc[u];
         }
-        for (int u = 0; u < 16; ++u) t[j - lo + u] = acc[u] * c;
+        for (int u = 0; u < 16; ++u) t[j - lo + u] = acc[u];
       }
       for (; j < hi; ++j) {
         const float* kr = km.row(j);
         float s = 0.0f;
         for (std::int64_t d = 0; d < D; ++d) s += qr[d] * kr[d];
-        t[j - lo] = s * c;
+        t[j - lo] = s;
       }
       const zyfa::host::HeadMatrix* vv = &vm;
       if (lo > 0) {

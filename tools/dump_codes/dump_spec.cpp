@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       const auto vm = zyfa::host::read_v_head(p, b, h / p.group_size());
       for (std::int64_t i = 0; i < SQ; ++i) {
         zyfa::host::Fp8RowTrace tr;
-        zyfa::host::fp8_row(p, recipe, zyfa::host::fp8_logits_row(p, qm.row(i), km, zyfa::host::visible_keys(p, i)), vm,
+        zyfa::host::fp8_row(p, recipe, zyfa::host::fp8_scores_row(p, qm.row(i), km, zyfa::host::visible_keys(p, i)), vm,
                             nullptr, &tr);
         std::memcpy(&codes[((b * H + h) * SQ + i) * SK], tr.codes.data(), SK);
       }

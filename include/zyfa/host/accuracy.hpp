@@ -151,9 +151,9 @@ inline std::vector<RecipeError> fp8_accuracy_report(const AttentionParams& p) {
           double ref_lse = 0;
           reference_row(p, q.row(i), k, v, i, ref_out.data(), &ref_lse, &p_ref);
           const std::int64_t n = visible_keys(p, i);
-          const std::vector<float> t = fp8_logits_row(p8, q8.row(i), k8, n);
+          const std::vector<float> scores = fp8_scores_row(p8, q8.row(i), k8, n);
           for (int r = 0; r < 4; ++r) {
-            const Fp8RowOutput o = fp8_row(p8, recipes[r], t, v8, &p_test);
+            const Fp8RowOutput o = fp8_row(p8, recipes[r], scores, v8, &p_test);
             acc[r].add_row(ref_out.data(), o.out.data(), dv, p_ref, p_test, ref_lse, o.lse, n > 0);
           }
           float lse16 = 0;
@@ -186,7 +186,7 @@ inline RecipeError fp8_recipe_error(const AttentionParams& p, Fp8Recipe recipe, 
         double ref_lse = 0;
         reference_row(p, q_row, k, v, i, ref_out.data(), &ref_lse, &p_ref);
         const std::int64_t n = visible_keys(p, i);
-        const Fp8RowOutput o = fp8_row(p, recipe, fp8_logits_row(p, q_row, k, n), v, &p_test, nullptr, block_max_code);
+        const Fp8RowOutput o = fp8_row(p, recipe, fp8_scores_row(p, q_row, k, n), v, &p_test, nullptr, block_max_code);
         acc.add_row(ref_out.data(), o.out.data(), p.head_dim_v, p_ref, p_test, ref_lse, o.lse, n > 0);
       });
   return acc.result(recipe_name(recipe));

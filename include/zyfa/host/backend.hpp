@@ -40,7 +40,7 @@ inline Status run_attention(const AttentionParams& p) {
                             const HeadMatrix& v) {
     float lse = 0.0f;
     if (fp8) {
-      const Fp8RowOutput r = fp8_row(p, Fp8Recipe::zyfa, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v);
+      const Fp8RowOutput r = fp8_row(p, Fp8Recipe::zyfa, fp8_scores_row(p, q_row, k, visible_keys(p, i)), v);
       row = r.out;
       lse = r.lse;
     } else {

@@ -34,7 +34,7 @@
 //   c   = ((q_descale * k_descale) * softmax_scale) * kLog2e                         [3 fp32 multiplies]
 //   S_j = sum over d = 0, 1, ..., head_dim_qk-1 of q_i[d] * k_j[d], fp32, starting from +0.0f, adding in
 //         increasing d. Every product is exact (two 4-bit significands), so an FMA gives the same result.
-//   t_j = S_j * c
+//   t_j = S_j * c     (the max, alpha and kb below are taken on t; Lean P and zyfa_exact make P from S_j itself)
 //
 // STEP 2 (zyfa, zyfa_exact) -- online softmax over key blocks of kKeyBlock = 64 keys: block B holds
 // keys [64B, min(64B + 64, n)); blocks with no visible key are skipped. State: m = -inf, l = 0, acc[:] = 0.
@@ -50,15 +50,24 @@
 //            offset is taken relative to the running max m_new, not to m_blk, so that it is an integer
 //            power of two: on gfx950 s_blk is the E8M0 scale operand of v_mfma_scale_f32_32x32x64_f8f6f4
 //            and the accumulator needs no per-block rescale; elsewhere it multiplies P.V and l_blk.)
-//   per key j of the block:  d_j = t_j - m_new
-//     zyfa (Lean P): y_j = d_j * 8 + (float)(8*kb + kBlockMaxCode)  [d_j*8 exact, so FMA or not: same]
+//   per key j of the block (ONE FMA from S_j: the published Lean P; FA3 and AITER form exp2's argument so too):
+//     fused = |m_new| < kLeanPFusedMaxLogit (2^16) and c >= kLeanPFusedMinScale (2^-122; numeric/lean_p.hpp), per
+//             row and block; then
+//     zyfa (Lean P): b     = (float)(8*kb + kBlockMaxCode) - 8 * m_new             [8 m_new exact: one rounding]
+//                    y_j   = fmaf(S_j, c8, b),  c8 = 8 * c (exact)                  [one rounding]
+//                    not fused (logits of 2^16 or more in log2 units, or m_new = +-inf; never in practice):
+//                    y_j   = (t_j - m_new) * 8 + (float)(8*kb + kBlockMaxCode)   [the two-step form]
+//                    Fused, the block's largest y is <= kBlockMaxCode + 1/8 (the roundings of t and b each move
+//                    y by <= 1/16 below 2^16), so its code is kBlockMaxCode and no code passes it: the clamp
+//                    below only ever takes y < 0 to 0 (and the two-step form's y is never above kBlockMaxCode).
 //                    y_j = min(max(y_j, 0), kBlockMaxCode)          [v_med3_f32]
 //                    code_j = round-half-to-even(y_j) as an integer   [v_rndne_f32 + v_cvt_u32_f32;
 //                    cvt.rni on NVIDIA]. The code is read as an e4m3fn code: an e4m3 code grows by 8 per
 //                    doubling, so code = 8x + 56 is 2^x, exact at integer x, linear in between (Lean P).
 //                    y_j is NaN when t_j is (see NaN below); then code_j = 0x7F (the e4m3fn NaN), NOT what
 //                    the clamp + v_cvt_u32_f32 would give (0): a kernel must select 0x7F for NaN y_j.
-//     zyfa_exact:    x_j = d_j + (float)(kb + kTopExponent);  code_j = e4m3fn_rne(exp2f(x_j)).
+//     zyfa_exact:    fused: x_j = fmaf(S_j, c, (float)(kb + kTopExponent) - m_new)  [two roundings, as above];
+//                    not fused: x_j = (t_j - m_new) + (float)(kb + kTopExponent);  code_j = e4m3fn_rne(exp2f(x_j)).
 //     P_j = e4m3fn value of code_j   (<= 448 by construction: Lean P codes <= kBlockMaxCode <= 126,
 //                                    exact-exp2 values <= 2^kTopExponent = 256)
 //   l_blk  = sum of P_j in key order, fp32. EXACT in any order: every P_j is a multiple of 2^-9 and
@@ -72,10 +81,10 @@
 //   LSE (natural log). zyfa_exact: lse = (m + log2f(l)) * kLn2. zyfa (l is a sum of Lean P values, which
 //   overestimate the exponentials) by Fp8LseMode:
 //     corrected (default)  a second row sum l2 replaces, per block, the Lean P value of the block's largest
-//                          logit (the first key j with t_j == m_blk) by its exact value and divides the other
-//                          values by Lean P's mean overestimate:
+//                          logit by its exact value and divides the other values by Lean P's mean overestimate:
 //                            e_blk = exp2f(dmax + (float)(kb + kTopExponent))     [one exp2 per row and block]
-//                            P_top = e4m3fn value of that key's code
+//                            P_top = e4m3fn value of the block's largest code (y grows with S_j, so it is the
+//                                    code of the key of the largest S_j; a NaN code, 0x7F, makes l2 NaN anyway)
 //                            f     = kLeanPInvMeanBias * 2^-((kBlockMaxCode - 120) / 8)  [the codes' lift]
 //                            l2    = fmaf(l2, alpha, ((l_blk - P_top) * f + e_blk) * s_blk)
 //                          lse = (m + log2f(l2)) * kLn2;
@@ -133,7 +142,7 @@
 // FP8 tensor cores also keep fewer accumulator bits than fp32; not modelled).
 //
 // WHAT A GPU KERNEL CAN MATCH.
-//   Bit-exactly, given the same t_j and m_new: kb, s_blk, every Lean P code_j and P_j, every l_blk (an
+//   Bit-exactly, given the same S_j (hence t_j and m_new): kb, s_blk, every Lean P code_j and P_j, every l_blk (an
 //   exact sum), and the block max. Hence the set of codes fed to the P.V matrix op is reproducible bit
 //   for bit, and a GPU test can compare its P codes (e.g. in the emulator) with these.
 //   Only to fp32 summation-order tolerance: S_j (the matrix op's internal accumulation order differs
@@ -241,11 +250,14 @@ inline constexpr float kAiterFastExpBias = 1064866816.0f;
 /// uniform factor cancels against the rounded row sum). Measured effect (host specification, CPU; which
 /// inputs is not recorded in the repository): max |LSE error| fell from 0.039-0.058 to 0.011-0.042 nats.
 inline constexpr float kLeanPMeanBiasLog2 = 0.0575327f;
-// kKeyBlock, kLeanPCodeOfOne, kTopExponent, kBlockMaxCode, kLeanPInvMeanBias and lean_p_lse_rest: numeric/lean_p.hpp,
+// kKeyBlock, kLeanPCodeOfOne, kTopExponent, kBlockMaxCode, kLeanPFusedMaxLogit, kLeanPFusedMinScale,
+// kLeanPInvMeanBias and lean_p_lse_rest: numeric/lean_p.hpp,
 // shared with the GPU kernels.
 using ::zyfa::kBlockMaxCode;
 using ::zyfa::kKeyBlock;
 using ::zyfa::kLeanPCodeOfOne;
+using ::zyfa::kLeanPFusedMaxLogit;
+using ::zyfa::kLeanPFusedMinScale;
 using ::zyfa::kLeanPInvMeanBias;
 using ::zyfa::kTopExponent;
 using ::zyfa::lean_p_lse_rest;
@@ -267,19 +279,19 @@ inline std::uint8_t lean_p_code(float y, int max_code) {
   return static_cast<std::uint8_t>(std::nearbyint(y));  // default rounding mode: to nearest, ties to even
 }
 
-/// STEP 1: t_j for j < n (log2-domain logits, see the file comment). `q_row` [head_dim_qk] and `k`
-/// [seqlen_k, head_dim_qk] hold stored e4m3 code values. Returns t [n].
-inline std::vector<float> fp8_logits_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
+/// STEP 1: S_j for j < n, the dot products of the stored e4m3 code values before the logit factor c (see the file
+/// comment; t_j = S_j * c is formed by fp8_row). `q_row` [head_dim_qk] and `k` [seqlen_k, head_dim_qk] hold stored
+/// e4m3 code values. Returns S [n].
+inline std::vector<float> fp8_scores_row(const AttentionParams& p, const float* q_row, const HeadMatrix& k,
                                          std::int64_t n) {
-  const float c = p.scale_softmax_log2;  // ((q_descale * k_descale) * softmax_scale) * kLog2e, params.hpp
-  std::vector<float> t(static_cast<std::size_t>(n));
+  std::vector<float> s(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) {
     const float* kr = k.row(j);
-    float s = 0.0f;
-    for (std::int64_t d = 0; d < p.head_dim_qk; ++d) s += q_row[d] * kr[d];
-    t[static_cast<std::size_t>(j)] = s * c;
+    float acc = 0.0f;
+    for (std::int64_t d = 0; d < p.head_dim_qk; ++d) acc += q_row[d] * kr[d];
+    s[static_cast<std::size_t>(j)] = acc;
   }
-  return t;
+  return s;
 }
 
 /// Optional record of what one row of the specification did, for tests and for kernels to compare with.
@@ -301,17 +313,21 @@ struct Fp8RowOutput {
   float lse = 0;
 };
 
-/// STEP 2 for one query row, given t from fp8_logits_row (size n = visible keys) and v [seqlen_k,
+/// STEPS 1 (t = S * c) and 2 for one query row, given S from fp8_scores_row (size n = visible keys; c =
+/// p.scale_softmax_log2) and v [seqlen_k,
 /// head_dim_v] (stored code values). If `probs` is not null it receives the effective attention
 /// probabilities [seqlen_k] the result corresponds to: P_j times its block's scale and the later alphas,
 /// divided by l (computed in double from the fp32 quantities; 0 for masked keys). `block_max_code`
 /// exists to re-measure the kBlockMaxCode finding; -1 (default) is the specification's (kBlockMaxCode for zyfa,
 /// kBlockMaxCodeV2 for zyfa_v2). `lse_mode`: zyfa's LSE
 /// rule (file comment, END).
-inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const std::vector<float>& t,
+inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const std::vector<float>& scores,
                             const HeadMatrix& v, std::vector<double>* probs = nullptr, Fp8RowTrace* trace = nullptr,
                             int block_max_code = -1, Fp8LseMode lse_mode = Fp8LseMode::corrected) {
-  const std::int64_t n = static_cast<std::int64_t>(t.size()), dv = p.head_dim_v;
+  const std::int64_t n = static_cast<std::int64_t>(scores.size()), dv = p.head_dim_v;
+  const float c = p.scale_softmax_log2, c8 = c * 8.0f;  // c8: exact (c is a normal fp32 below 2^125, validate.hpp)
+  std::vector<float> t(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) t[j] = scores[j] * c;
   Fp8RowOutput r;
   if (block_max_code < 0) block_max_code = recipe == Fp8Recipe::zyfa_v2 ? kBlockMaxCodeV2 : kBlockMaxCode;
   block_max_code = std::min(std::max(block_max_code, 120), 126);
@@ -421,6 +437,10 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       const float ref = v2 && m_blk == -std::numeric_limits<float>::infinity() ? m_new : m_blk;
       const float s_blk =
           v2 ? std::exp2(ref - m_new) * std::ldexp(1.0f, -kTopExponent) : std::ldexp(1.0f, -(kb + kTopExponent));
+      // The fused forms (one FMA from S_j) below 2^16 in log2 units; the two-step forms beyond (file comment).
+      const bool fused = std::fabs(m_new) < kLeanPFusedMaxLogit && c >= kLeanPFusedMinScale;
+      const float b_lean = static_cast<float>(8 * kb + block_max_code) - 8.0f * m_new;
+      const float b_exact = static_cast<float>(kb + kTopExponent) - m_new;
       float l_blk = 0.0f;
       std::fill(pv.begin(), pv.end(), 0.0f);
       for (std::int64_t j = j0; j < j1; ++j) {
@@ -436,12 +456,13 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
           code[j] = lean_p_code(y, block_max_code);
           if (trace) trace->max_before_cast = std::max(trace->max_before_cast, e4m3fn_to_float(code[j]));
         } else if (lean) {
-          const float y = d * 8.0f + static_cast<float>(8 * kb + block_max_code);
+          const float y =
+              fused ? std::fma(scores[j], c8, b_lean) : d * 8.0f + static_cast<float>(8 * kb + block_max_code);
           if (trace) trace->max_code_input = std::max(trace->max_code_input, y);
           code[j] = lean_p_code(y, block_max_code);
           if (trace) trace->max_before_cast = std::max(trace->max_before_cast, e4m3fn_to_float(code[j]));
         } else {
-          const float x = d + static_cast<float>(kb + kTopExponent);
+          const float x = fused ? std::fma(scores[j], c, b_exact) : d + static_cast<float>(kb + kTopExponent);
           const float pj = std::exp2(x);
           if (trace) trace->max_before_cast = std::max(trace->max_before_cast, pj);
           code[j] = float_to_e4m3fn(pj);
@@ -454,10 +475,11 @@ inline Fp8RowOutput fp8_row(const AttentionParams& p, Fp8Recipe recipe, const st
       for (std::int64_t e = 0; e < dv; ++e) acc[e] = std::fma(acc[e], alpha, pv[e] * s_blk);
       l = std::fma(l, alpha, l_blk * s_blk);
       if (!v2 && lean && lse_mode == Fp8LseMode::corrected) {
-        std::int64_t top = j0;  // the first key holding the block max (NaN logits never compare equal)
-        while (top + 1 < j1 && !(t[top] == m_blk)) ++top;
+        // P_top: the block's largest code, the code of its largest logit (y grows with S_j and t_j).
+        std::uint8_t top_code = 0;
+        for (std::int64_t j = j0; j < j1; ++j) top_code = std::max(top_code, code[j]);
         const float e_blk = std::exp2(dmax + static_cast<float>(kb + kTopExponent));
-        const float P_top = e4m3fn_to_float(code[top]);
+        const float P_top = e4m3fn_to_float(top_code);
         l2 = std::fma(l2, alpha, ((l_blk - P_top) * lse_rest + e_blk) * s_blk);
       } else if (lean && lse_mode == Fp8LseMode::exact) {
         float e_sum = 0.0f;
@@ -507,7 +529,7 @@ inline std::vector<double> fp8_probabilities(const AttentionParams& p, Fp8Recipe
   const std::int64_t hk = h / p.group_size();
   const HeadMatrix q = read_q_head(p, b, h), k = read_k_head(p, b, hk), v = read_v_head(p, b, hk);
   std::vector<double> probs;
-  fp8_row(p, recipe, fp8_logits_row(p, q.row(i), k, visible_keys(p, i)), v, &probs);
+  fp8_row(p, recipe, fp8_scores_row(p, q.row(i), k, visible_keys(p, i)), v, &probs);
   return probs;
 }
 
@@ -533,7 +555,7 @@ inline Status fp8_attention(const AttentionParams& p, Fp8Recipe recipe, Fp8Outpu
   for_each_query_row(p, [&](std::int64_t b, std::int64_t h, std::int64_t i, const float* q_row, const HeadMatrix& k,
                             const HeadMatrix& v) {
     const Fp8RowOutput row =
-        fp8_row(p, recipe, fp8_logits_row(p, q_row, k, visible_keys(p, i)), v, nullptr, nullptr, -1, lse_mode);
+        fp8_row(p, recipe, fp8_scores_row(p, q_row, k, visible_keys(p, i)), v, nullptr, nullptr, -1, lse_mode);
     const std::size_t o = static_cast<std::size_t>(((b * sq + i) * H + h) * dv);
     for (std::int64_t e = 0; e < dv; ++e) {
       r->out_f32[o + e] = row.out[e];

@@ -3,6 +3,8 @@
 #pragma once
 #include <cmath>
 
+#include "../platform/platform.hpp"
+
 namespace zyfa {
 
 /// Keys per P block (one 64-key block of P per online-softmax step; matches the FP8 MFMA's K = 64).
@@ -33,6 +35,15 @@ inline constexpr int kTopExponent = 8;
 inline constexpr int kBlockMaxCode = 121;
 static_assert(kBlockMaxCode >= 120 && kBlockMaxCode <= 126,
               "the block max code must stay in the top binade, below NaN");
+/// Lean P (and zyfa_exact's exponent) is ONE FMA from the unscaled score S while the running max satisfies
+/// |m_new| < kLeanPFusedMaxLogit (log2 units): y = fma(S, 8c, 8 kb + kBlockMaxCode - 8 m_new). Below 2^16 the
+/// roundings of t = S c and of the constant each move y by at most 1/16 of a code, so the block max still gets code
+/// kBlockMaxCode and no code passes it; beyond (never in practice), the constant's rounding would reach whole codes
+/// and the specification takes the two-step form (t - m_new) 8 + 8 kb + kBlockMaxCode instead (host/fp8_spec.hpp).
+inline constexpr float kLeanPFusedMaxLogit = 65536.0f;
+/// The fused form also needs c >= 2^-122 (c is a normal fp32, validate.hpp), so that a kernel may scale c by 2^-7
+/// exactly (the saturating FMA's [0, 1] is y's [0, 128]); smaller factors take the two-step form.
+inline constexpr float kLeanPFusedMinScale = 0x1p-122f;
 /// 1 / 1.040684 = 2 ln^2 2: divides the non-top Lean P values of a block in the corrected LSE (Fp8LseMode).
 inline constexpr float kLeanPInvMeanBias = 0.9609060278f;
 

@@ -21,11 +21,12 @@
 //   acc = fma(acc, alpha, pv * s_blk), s_blk = 2^-(kb + 8) exactly. acc is kept scaled by 2^(kb + 8) of the last
 //   block (at most 2^64), which makes the fold one FMA per element, A = fma(A, beta, pv), with the same bits up to
 //   that power of two. The fold of block n-1 runs after block n's softmax, so the P.V of block n-1 overlaps it.
-// * Lean P per element (bit-exact with the specification given the same fp32 S): t = S * c, d = t - m_new,
-//   y / 128 = fma.sat(d, 1/16, (8 kb + 121) / 128) (the clamp to [0, 1] is y's clamp to [0, 128]; y <= 121 always),
-//   then fma(y / 128, 128, 1.5 * 2^23) leaves round-half-even(y) in the low mantissa bits: 4 FP32 operations per
-//   element, as many as the exp2 twin's multiply, subtract, add and ex2. Byte permutes pack four codes into one A
-//   register. A NaN logit (NaN in q or k) would saturate to code 0: the block max propagates NaN instead
+// * Lean P per element (bit-exact with the specification given the same fp32 S), the specification's fused form
+//   (|m_new| < 2^16, every row of the warp): y / 128 = fma.sat(S, c / 16, (8 kb + 121 - 8 m_new) / 128) (y = fma(S,
+//   8c, b) scaled by 2^-7; the saturation is the clamp at 0), then fma(y / 128, 128, 1.5 * 2^23) leaves
+//   round-half-even(y) in the low mantissa bits: 2 FP32 operations per element, as the exp2 twin's FMA and ex2.
+//   Byte permutes pack four codes into one A register. Rows beyond 2^16 take the two-step form (4 operations).
+//   A NaN logit (NaN in q or k) would saturate to code 0: the block max propagates NaN instead
 //   (max.NaN) and marks the row, whose output and LSE become NaN as the specification's NaN code makes them.
 // * NaN in V at keys a row must not see: the transposers replace NaN codes of tiles that cross the causal diagonal
 //   by 0 and raise a flag; the epilogue then makes the output NaN where a row does see such a key (0 * NaN would
@@ -70,8 +71,11 @@ struct Fp8Args {
   float lse_rest;  ///< zyfa's corrected LSE: lean_p_lse_rest(kBlockMaxCode) (numeric/lean_p.hpp)
 };
 
-/// Lean P constants of the specification (numeric/lean_p.hpp): the block max code and the top exponent.
+/// Lean P constants of the specification (numeric/lean_p.hpp): the block max code, the fused form's bounds and the top
+/// exponent.
 using ::zyfa::kBlockMaxCode;
+using ::zyfa::kLeanPFusedMaxLogit;
+using ::zyfa::kLeanPFusedMinScale;
 using ::zyfa::kTopExponent;
 
 /// 1 in the device pass that compiled the kernel body (sm_90a), else 0 (read by the host before dispatching).
@@ -337,6 +341,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
   const std::uint32_t o_base = sO + cw * 64 * 128;
   const float c = a.scale_log2;
+  // c / 16 is exact for c >= kLeanPFusedMinScale (below, the specification takes the two-step form).
+  const float c16 = c * 0.0625f;
+  const bool c_fusable = c >= kLeanPFusedMinScale;
   if (Cfg::kPingPong && cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
   auto my_turn = [&]() {
     if constexpr (Cfg::kPingPong) named_barrier_sync(my_bar, 256);
@@ -440,7 +447,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 #pragma unroll
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        float mu[2], kk[2];
+        float mu[2], kk[2], bf[2];
+        bool fused[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0. A NaN logit marks the row (its
@@ -453,6 +461,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           // (int)min(-dmax, 255), 0 for NaN (no key yet): fmaxf maps NaN to 0
           const int kb = static_cast<int>(fminf(fmaxf(neg_dmax, 0.0f), 255.0f));
           mu[r] = none ? 0.0f : m_new;
+          // The specification's fused form (one FMA from S) below |m_new| < 2^16; the two-step form otherwise.
+          fused[r] = c_fusable && !none && fabsf(m_new) < kLeanPFusedMaxLogit;
           // s_blk = 2^-e; acc's exponent after this block's fold: ea = e, or e_acc for a block more than 56
           // binades below the row max (e > kAccExpMax: fully masked blocks too); beta = alpha * 2^(ea - e_acc); pv's
           // factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row
@@ -464,8 +474,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           m[r] = m_new;
           if constexpr (kLean) {
             kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
-            // The corrected LSE: the top key's Lean P value and its exact exponential (once per row and block).
-            const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
+            bf[r] = __fsub_rn(kk[r], 8.0f * m_new);  // 8 kb + 121 - 8 m_new (8 m_new exact): the fused form's constant
+            // The corrected LSE: the block's largest code (that of its largest S) and the exact exponential of its
+            // logit (once per row and block).
+            const float y_top = fused[r] ? fmaf(mx[r], 8.0f * c, bf[r]) : fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
             const int top_code = __float2int_rn(fmaxf(y_top, 0.0f));  // y_top <= 121
             const float p_top = detail::e4m3_value(top_code);
             const float e_blk = arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
@@ -473,21 +485,42 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
             n_lse_c[r] = none ? 0.0f : __fmul_rn(fmaf(-p_top, a.lse_rest, e_blk), n_g[r]);
           } else {
             kk[r] = static_cast<float>(kb + kTopExponent);
+            bf[r] = __fsub_rn(kk[r], m_new);  // kb + 8 - m_new: the fused form's constant
           }
         }
-#pragma unroll
-        for (int i = 0; i < kSRegs; ++i) {
-          const int r = (i / 2) % 2;
+        // The fused form, two FP32 operations per element. Lean P: y / 128 = fma.sat(S, c / 16, b / 128) (the
+        // specification's y = fma(S, 8c, b) scaled by 2^-7, which commutes with the rounding; y <= 121.125, so the
+        // saturation is the clamp at 0 only), then 128 (y / 128) + 1.5 * 2^23 leaves round-half-even(y) in the low
+        // mantissa bits. exp2: ex2(fma(S, c, b)).
+        auto fused_p = [&](float x, int r) {
           if constexpr (kLean) {
-            // y = d * 8 + kk (one rounding), clamped to [0, 128) and rounded half to even, in two FMAs: y / 128 =
-            // fma(d, 1/16, kk/128) saturated to [0, 1] (scaling by powers of two commutes with the rounding), then
-            // 128 * (y / 128) + 1.5 * 2^23 leaves round-half-even(y) in the low mantissa bits (y <= 121 always).
-            const float d = __fsub_rn(__fmul_rn(s[i], c), mu[r]);
+            float ys;
+            asm("fma.rn.sat.f32 %0, %1, %2, %3;\n" : "=f"(ys) : "f"(x), "f"(c16), "f"(bf[r] * 0.0078125f));
+            return fmaf(ys, 128.0f, 12582912.0f);
+          } else {
+            return arch::sm90::exp2(fmaf(x, c, bf[r]));
+          }
+        };
+        // The two-step form: d = S c - m_new, then Lean P y = d * 8 + kk (one rounding), clamped to [0, 128) and
+        // rounded half to even as above (y / 128 = fma.sat(d, 1/16, kk / 128); y <= 121 always); exp2: ex2(d + kk).
+        auto two_step_p = [&](float x, int r) {
+          const float d = __fsub_rn(__fmul_rn(x, c), mu[r]);
+          if constexpr (kLean) {
             float ys;
             asm("fma.rn.sat.f32 %0, %1, %2, %3;\n" : "=f"(ys) : "f"(d), "f"(0.0625f), "f"(kk[r] * 0.0078125f));
-            s[i] = fmaf(ys, 128.0f, 12582912.0f);
+            return fmaf(ys, 128.0f, 12582912.0f);
           } else {
-            s[i] = arch::sm90::exp2(__fadd_rn(__fsub_rn(__fmul_rn(s[i], c), mu[r]), kk[r]));
+            return arch::sm90::exp2(__fadd_rn(d, kk[r]));
+          }
+        };
+        if (__all_sync(0xffffffffu, fused[0] && fused[1])) {
+#pragma unroll
+          for (int i = 0; i < kSRegs; ++i) s[i] = fused_p(s[i], (i / 2) % 2);
+        } else {  // rare: some row of the warp beyond 2^16 in log2 units, or that has seen no key yet
+#pragma unroll
+          for (int i = 0; i < kSRegs; ++i) {
+            const int r = (i / 2) % 2;
+            s[i] = fused[r] ? fused_p(s[i], r) : two_step_p(s[i], r);
           }
         }
       };
