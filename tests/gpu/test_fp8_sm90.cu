@@ -61,10 +61,10 @@ struct Case {
   bool lse = true;
   int pad = 0;  ///< extra elements per (row, head) slot (multiple of 16): strided views
   Inputs inputs = Inputs::random;
-  bool poison = false;  ///< NaN codes in K and V at keys some rows must not see (causal) and past seqlen_k
-  int nan_q_row = -1;   ///< >= 0: a NaN code in q at this row (batch 0, head 0): that row's out and lse are NaN
-  int nan_k_key = -1;   ///< >= 0: a NaN code in k at this key (batch 0, kv head 0): rows that see it are NaN
-  int repeats = 1;      ///< GPU calls on the same buffers; Result::identical says whether all were bitwise equal
+  bool poison = false;      ///< NaN codes in K and V at keys some rows must not see (causal) and past seqlen_k
+  int nan_q_row = -1;       ///< >= 0: a NaN code in q at this row (batch 0, head 0): that row's out and lse are NaN
+  int nan_k_key = -1;       ///< >= 0: a NaN code in k at this key (batch 0, kv head 0): rows that see it are NaN
+  int repeats = 1;          ///< GPU calls on the same buffers; Result::identical says whether all were bitwise equal
   float softmax_scale = 0;  ///< > 0: this softmax_scale instead of 1 / sqrt(head_dim_qk)
   zyfa::fp8::sm90::PMode mode = zyfa::fp8::sm90::PMode::lean_p;
 };

@@ -58,8 +58,8 @@ int zyfa_spec_attention(int recipe, int lse_mode, int block_max_code, std::int64
         continue;
       }
       for (std::int64_t d = 0; d < D; ++d) qr[d] = zyfa::e4m3fn_to_float(q[(i * H + h) * D + d]);
-      // fp8_scores_row's arithmetic for every key: increasing d from +0 (fp8_row multiplies by c). Sixteen keys at a time from
-      // the transposed k (each key keeps its own sequential sum, so the compiler may vectorise across keys
+      // fp8_scores_row's arithmetic for every key: increasing d from +0 (fp8_row multiplies by c). Sixteen keys at a
+      // time from the transposed k (each key keeps its own sequential sum, so the compiler may vectorise across keys
       // without reassociating anything: the same bits as fp8_scores_row, checked by test_accuracy_study.py).
       t.assign(static_cast<std::size_t>(hi - lo), 0.0f);
       std::int64_t j = lo;
