@@ -111,8 +111,8 @@ def numpy_spec(recipe, pb):
                     s = F32(2.0 ** -(kb + 8))
                     d = (tb - m_new).astype(F32)
                     Sb = S[j0:min(j0 + 64, n)]
-                    # the fused forms: one FMA from S, emulated in float64 (S * 8c is exact there; the float64 sum rounded to float32
-                    # differs from the FMA only at float32 ties hidden below float64 precision)
+                    # the fused forms: one FMA from S, emulated in float64 (S * 8c is exact there; rounding the
+                    # float64 sum to float32 differs from the FMA only at float32 ties hidden below float64 precision)
                     fused = abs(m_new) < 65536 and c >= 2.0 ** -122
                     if recipe == "zyfa_v2":
                         # revised recipe: codes relative to the block's own max (code 120 exactly), Lean P's chord
