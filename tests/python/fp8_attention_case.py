@@ -308,7 +308,7 @@ def scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return s
 
 
-def _fma32(a, b, c):
+def fma32(a, b, c):
     """fp32 fma(a, b, c), one rounding: the product is exact in fp64, so the fp64 sum can only mislead where it lands
     on a midpoint of two fp32 numbers (double rounding); those elements are redone exactly (fractions)."""
     from fractions import Fraction
@@ -338,7 +338,7 @@ def lean_p_y(s, c, m_new, kb, form: str):
         t = (np.asarray(s, F32) * c).astype(F32)
         two = (((t - m_new).astype(F32) * F32(8)).astype(F32) + C).astype(F32)
         b = (C - F32(8) * m_new).astype(F32)
-        fused = _fma32(s, F32(8) * c, b)
+        fused = fma32(s, F32(8) * c, b)
     if form == "fused":
         return fused
     if form == "two_step":

@@ -16,6 +16,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from fp8_attention_case import fma32
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FN = ml_dtypes.float8_e4m3fn
 LOG2E = np.float32(1.4426950408889634)
@@ -110,6 +112,9 @@ def numpy_spec(recipe, pb):
                     kb = int(min(-(tb.max() - m_new), F32(255)))
                     s = F32(2.0 ** -(kb + 8))
                     d = (tb - m_new).astype(F32)
+                    # Lean P and zyfa_exact: one FMA from S below 2^16 in log2 units, the two-step form beyond
+                    fused = abs(m_new) < F32(65536) and c >= F32(2.0 ** -122)
+                    sb = S[j0:j0 + len(tb)]
                     if recipe == "zyfa_v2":
                         # revised recipe: codes relative to the block's own max (code 120 exactly), Lean P's chord
                         # bent onto 2^f by 32 (3/2 - sqrt 2) f (1 - f), block scale 2^(m_blk - m_new - 8) in fp32
@@ -121,10 +126,12 @@ def numpy_spec(recipe, pb):
                         y = (y.astype(np.float64) - np.float64(F32(32 * (1.5 - np.sqrt(2)))) * g).astype(F32)
                         code = np.rint(np.clip(y, 0, 120)).astype(np.uint8)
                     elif recipe == "zyfa":
-                        y = np.clip(d * F32(8) + F32(8 * kb + BLOCK_MAX_CODE), 0, BLOCK_MAX_CODE)
-                        code = np.rint(y).astype(np.uint8)  # round half to even
+                        c0 = F32(8 * kb + BLOCK_MAX_CODE)
+                        y = fma32(sb, F32(8) * c, F32(c0 - F32(8) * m_new)) if fused else d * F32(8) + c0
+                        code = np.rint(np.clip(y, 0, BLOCK_MAX_CODE)).astype(np.uint8)  # round half to even
                     else:
-                        code = np.exp2(d + F32(kb + 8)).astype(FN).view(np.uint8)
+                        x = fma32(sb, c, F32(F32(kb + 8) - m_new)) if fused else d + F32(kb + 8)
+                        code = np.exp2(x).astype(FN).view(np.uint8)
                     P = code.view(FN).astype(F32)
                     codes[b, h, i, j0:j0 + len(tb)] = code
                     pv = np.cumsum(P[:, None] * V[j0:j0 + len(tb)], axis=0, dtype=F32)[-1]
@@ -134,7 +141,7 @@ def numpy_spec(recipe, pb):
                     if recipe == "zyfa":
                         # corrected LSE: the block's top key counts its exact 2^(dmax + kb + 8); the other Lean P
                         # values are divided by Lean P's mean overestimate 1/(2 ln^2 2) and by code 121's lift
-                        top = int(np.argmax(tb))
+                        top = int(np.argmax(code))  # P_top: the block's largest code
                         e_top = np.exp2(F32(F32(tb.max() - m_new) + F32(kb + 8)))
                         rest = F32(F32(2 * np.log(2) ** 2) * np.exp2(F32(-(BLOCK_MAX_CODE - 120) / 8)))
                         l2 = F32(np.float64(l2) * alpha
