@@ -62,6 +62,14 @@ def work_items(quick: bool, dqk: int, dv: int):
     wide = fc.random_case("wide", np.random.default_rng(seed("wide")), 1, 100, 300, 2, 1, True, dqk=dqk, dv=dv)
     wide.scale = 1.0
     work.append(("wide logits (softmax_scale 1: many codes clamped to 0)", wide, "fp32_seq", "1, 100, 300, 2/1, 0"))
+    for causal in (True, False):  # Lean P's forms (fp8_spec.hpp STEP 2): fused near code boundaries, two-step rows
+        cm = "causal" if causal else "full"
+        for what, a_max, t_top in (("fused form, keys near code boundaries (logits ~2^15)", 1.75, 2.0 ** 15),
+                                   ("rows beyond 2^16 (two-step) beside fused rows in each wave", 3.5, 2.0 ** 15),
+                                   ("every row beyond 2^16 (two-step)", 1.75, 2.0 ** 17)):
+            c = fc.form_boundary_case(f"forms {what} {cm}", np.random.default_rng(seed(f"forms {what} {cm}")), 64, 192,
+                                      causal, dqk=dqk, a_max=a_max, t_top=t_top)
+            work.append((f"Lean P {what}, {cm}", c, "fp32_seq", "1, 64, 192, 1/1, 0"))
     if not quick:
         long = fc.random_case("v1_32768", np.random.default_rng(9 if dqk == 128 else 19), 1, 32, 32768, 1, 1,
                               False, q_gain=3.0, dqk=dqk, dv=dv)

@@ -295,3 +295,139 @@ def run_kernel_far(c: Case, batch_idx: int, head_idx: int, tile0: int, seqlen_q:
     assert (full[pad] == 0x7FC0).all(), "the kernel wrote outside the output rows"
     lse = mach.download(al, F32, (1, 1, sq))
     return out, lse, mach.instructions_executed
+
+
+# ----------------------------------------------------------------------------- Lean P: fused and two-step forms
+def scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """S [sq, sk] of e4m3fn codes q [sq, d], k [sk, d] as the specification sums it (fp32, increasing d from +0)."""
+    qf, kf = q.view(FN).astype(F32), k.view(FN).astype(F32)
+    s = np.zeros((q.shape[0], k.shape[0]), F32)
+    with np.errstate(invalid="ignore"):
+        for d in range(q.shape[1]):
+            s = (s + qf[:, d, None] * kf[None, :, d]).astype(F32)
+    return s
+
+
+def fma32(a, b, c):
+    """fp32 fma(a, b, c), one rounding: the product is exact in fp64, so the fp64 sum can only mislead where it lands
+    on a midpoint of two fp32 numbers (double rounding); those elements are redone exactly (fractions)."""
+    from fractions import Fraction
+    a, b, c = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32))
+    with np.errstate(invalid="ignore", over="ignore"):
+        r64 = a.astype(np.float64) * b + c
+        out = r64.astype(F32)
+    tie = np.isfinite(r64) & ((r64.view(np.uint64) & np.uint64((1 << 29) - 1)) == np.uint64(1 << 28))
+    for ix in zip(*np.nonzero(tie)):
+        exact = Fraction(float(a[ix])) * Fraction(float(b[ix])) + Fraction(float(c[ix]))
+        lo = F32(float(exact))
+        if Fraction(float(lo)) > exact:
+            lo = np.nextafter(lo, F32(-np.inf))
+        hi = np.nextafter(lo, F32(np.inf))
+        dl, dh = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+        out[ix] = lo if dl < dh or (dl == dh and not int(lo.view(np.uint32)) & 1) else hi
+    return out
+
+
+def lean_p_y(s, c, m_new, kb, form: str):
+    """Lean P's y (fp8_spec.hpp, STEP 2) of scores `s` for a row with running max m_new and block offset kb:
+    form "fused" (fmaf(S, 8c, b)), "two_step" ((t - m_new) 8 + 8 kb + 121) or "spec" (fused where |m_new| < 2^16
+    and c >= 2^-122). Broadcasts."""
+    c, m_new = F32(c), np.asarray(m_new, F32)
+    C = (8 * np.asarray(kb, np.int64) + 121).astype(F32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = (np.asarray(s, F32) * c).astype(F32)
+        two = (((t - m_new).astype(F32) * F32(8)).astype(F32) + C).astype(F32)
+        b = (C - F32(8) * m_new).astype(F32)
+        fused = fma32(s, F32(8) * c, b)
+    if form == "fused":
+        return fused
+    if form == "two_step":
+        return two
+    return np.where((np.abs(m_new) < F32(65536)) & (c >= F32(2.0 ** -122)), fused, two)
+
+
+def lean_p_codes(y):
+    with np.errstate(invalid="ignore"):
+        cd = np.rint(np.clip(y, F32(0), F32(121)))
+    return np.where(np.isnan(y), 0x7F, np.nan_to_num(cd)).astype(np.uint8)
+
+
+def c_log2(c: Case) -> np.float32:
+    """The kernel argument scale_log2: ((q_descale k_descale) softmax_scale) log2 e in fp32."""
+    return F32(F32(F32(F32(c.qd) * F32(c.kd)) * F32(c.scale)) * LOG2E)
+
+
+def lean_p_form_codes(c: Case, forms=("spec", "two_step")) -> dict:
+    """{form: codes [b, h, sq, sk]} of every visible key (masked keys 0) under the specification's online softmax,
+    with Lean P's y formed as `form` (lean_p_y); also "fused_row" [b, h, sq]: rows whose every block is of the fused
+    form. Only the codes: enough to show a case tells the forms apart."""
+    b_, sq, sk, h, hk = c.shape
+    cc = c_log2(c)
+    out = {f: np.zeros((b_, h, sq, sk), np.uint8) for f in forms}
+    fused_row = np.ones((b_, h, sq), bool)
+    base = sk - sq + 1 if c.causal else sk
+    for bi in range(b_):
+        for hi in range(h):
+            s = scores(c.q[bi, :, hi], c.k[bi, :, hi // (h // hk)])
+            for i in range(sq):
+                n = int(min(max(base + i, 0), sk))
+                m = F32(-np.inf)
+                for j0 in range(0, n, 64):
+                    sv = s[i, j0:min(j0 + 64, n)]
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        t = (sv * cc).astype(F32)
+                    tv = t[~np.isnan(t)]
+                    m_blk = F32(tv.max()) if tv.size else F32(-np.inf)
+                    m_new = F32(max(m, m_blk))
+                    with np.errstate(invalid="ignore"):
+                        dm = F32(m_new - m_blk)
+                    kb = 0 if np.isnan(dm) else int(min(dm, F32(255)))
+                    fused_row[bi, hi, i] &= bool(abs(m_new) < 65536 and cc >= F32(2.0 ** -122))
+                    for f in forms:
+                        out[f][bi, hi, i, j0:j0 + sv.size] = lean_p_codes(lean_p_y(sv, cc, m_new, kb, f))
+                    m = m_new
+    out["fused_row"] = fused_row
+    return out
+
+
+def form_boundary_case(name: str, rng, sq: int, sk: int, causal: bool, dqk: int = D, a_max: float = 1.75,
+                       t_top: float = 2.0 ** 15, candidates: int = 96) -> Case:
+    """A case whose Lean P codes tell the fused form from the two-step one (fp8_spec.hpp, STEP 2): with logits near
+    2^15 the two forms' y differ by up to ~1/16 of a code, so a code differs where y lies that close to a .5.
+
+    Row i's q codes are one e4m3 value a_i in [0.5, a_max] in every dim; k is 448 in dims 0..d-3 and small values
+    (<= 0) in the last two dims, so S_ij = a_i (448 (d - 2) + delta_j) (fp32) and t of a = 1 is about t_top. Each
+    block's first key has the block's largest S (delta = 0; -4 in block 1, so its kb > 0); every other key's two
+    last dims are chosen (greedily, from `candidates` random pairs) so that the forms' codes differ in as many
+    rows as possible. Rows with a_i t_top >= 2^16 take the two-step form in the specification."""
+    vals = np.arange(256, dtype=np.uint8)
+    fv = vals.view(FN).astype(np.float64)
+    a_codes = vals[(fv >= 0.5) & (fv <= a_max)]
+    q = np.repeat(rng.choice(a_codes, sq)[:, None], dqk, axis=1)
+    k = np.full((sk, dqk), 0x7E, np.uint8)
+    small = vals[(fv >= -2) & (fv <= 0)], vals[(fv >= -32) & (fv <= 0)]
+    four = np.array([-4.0], F32).astype(FN).view(np.uint8)[0]
+    cc = F32(t_top / (448.0 * (dqk - 2)))
+    scale = float(F32(cc / LOG2E))
+    cc = F32(F32(F32(F32(1.0) * F32(1.0)) * F32(scale)) * LOG2E)
+    m = np.full(sq, -np.inf, F32)
+    for j0 in range(0, sk, 64):
+        k[j0, dqk - 2:] = (0, four if j0 == 64 else 0)
+        s_max = scores(q, k[j0:j0 + 1])[:, 0]
+        m_blk = (s_max * cc).astype(F32)
+        m_new = np.maximum(m, m_blk)
+        kb = np.minimum(m_new - m_blk, F32(255)).astype(np.int64)
+        for j in range(j0 + 1, min(j0 + 64, sk)):
+            kk = np.repeat(k[j:j + 1], candidates, axis=0)
+            kk[:, dqk - 2] = rng.choice(small[0], candidates)
+            kk[:, dqk - 1] = rng.choice(small[1], candidates)
+            if j0 == 64:
+                kk[:, dqk - 1] = np.minimum(kk[:, dqk - 1].view(FN).astype(F32), F32(-4)).astype(FN).view(np.uint8)
+            s = scores(q, kk)
+            diff = lean_p_codes(lean_p_y(s, cc, m_new[:, None], kb[:, None], "spec")) != \
+                lean_p_codes(lean_p_y(s, cc, m_new[:, None], kb[:, None], "two_step"))
+            k[j] = kk[int(diff.sum(axis=0).argmax())]
+        m = m_new
+    v = (rng.standard_normal((1, sk, 1, D)).astype(F32) * F32(64)).astype(FN).view(np.uint8)
+    return Case(name, q[None, :, None, :].copy(), k[None, :, None, :].copy(), v, causal, 1.0, 1.0, 1.0 / 64,
+                scale=scale)

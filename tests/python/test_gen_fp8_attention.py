@@ -216,3 +216,32 @@ def test_offsets_beyond_32_bits(dqk):
     got_out, got_lse, _ = fc.run_kernel_far(c, batch_idx=2, head_idx=5, tile0=row0 // fc.TILE_ROWS,
                                             seqlen_q=seqlen_q, num_heads=6, strides=FAR_STRIDES, group=3)
     assert fc.compare(c, got_out, got_lse, want_out, want_lse)["bit_exact"]
+
+
+@pytest.mark.parametrize("dqk", [128, 192])
+def test_fused_lean_p_form_near_code_boundaries(dqk):
+    """Logits near 2^15 (every row of the fused form) and keys chosen so that y lies near a .5 in one of Lean P's
+    forms and not in the other: the specification's fused form y = fma(S, 8c, b) and the two-step form
+    (t - m_new) 8 + 8 kb + 121 give other codes for over a thousand keys, so a kernel of the two-step form fails
+    (checked: thousands of outputs differ). Causal, seqlen_k 192: two full blocks and a masked one per wave."""
+    c = fc.form_boundary_case(f"form_boundaries_{dqk}", np.random.default_rng(31 + dqk), 64, 192, True, dqk=dqk)
+    forms = fc.lean_p_form_codes(c)
+    assert forms["fused_row"].all()
+    assert (forms["spec"] != forms["two_step"]).sum() >= 1000
+    assert fc.check(c)["bit_exact"]
+
+
+@pytest.mark.parametrize("dqk", [128, 192])
+def test_rows_beyond_2_16_take_the_two_step_form_beside_fused_rows(dqk):
+    """As above with a_i up to 3.5: rows whose running max reaches 2^16 (log2 units) take the two-step form, the
+    others the fused one, within each wave (the kernel's per-element path selects the form per lane, in full and
+    masked blocks). The fused form in every row gives other codes in the two-step rows; the two-step form in every
+    row, in the fused rows: a kernel of either fails."""
+    c = fc.form_boundary_case(f"form_mixed_{dqk}", np.random.default_rng(31 + dqk), 64, 192, True, dqk=dqk,
+                              a_max=3.5)
+    forms = fc.lean_p_form_codes(c, forms=("spec", "two_step", "fused"))
+    fused = forms["fused_row"][0, 0]
+    for w in range(2):  # both kinds of rows in each wave of 32
+        assert 0 < fused[32 * w:32 * w + 32].sum() < 32
+    assert (forms["spec"] != forms["two_step"]).sum() >= 500 and (forms["spec"] != forms["fused"]).sum() >= 50
+    assert fc.check(c)["bit_exact"]

@@ -2,8 +2,10 @@
 (hd 128, e4m3fn), Sᵀ = K Qᵀ with the scaled f8f6f4 MFMA (K as A, Q as B, so lane l holds query l % 32), the
 log2-domain logits t = S * c, the block row max over 64 keys (in-lane v_max3 + a v_permlane32_swap exchange with
 lane l ^ 32), m_new = max(m_in, m_blk), the block offset kb and Lean P's e4m3 codes — the FP8 specification's
-STEP 1 and the first half of STEP 2 (include/zyfa/host/fp8_spec.hpp). A test kernel built only with the generator
-IR; not shipped.
+STEP 1 and the first half of STEP 2 (include/zyfa/host/fp8_spec.hpp), with Lean P in its two-step form (the
+specification's form for running maxima of 2^16 and beyond; its fused form, one FMA from S, is tested in
+test_gen_lean_p.py and in the generated kernels, test_gen_fp8_attention.py), against that form. A test kernel built
+only with the generator IR; not shipped.
 
 Bits: the specification sums S in fp32 in increasing head-dim order from +0. The emulator's ``fp32_seq`` MFMA order
 is exactly that (the two 64-dim MFMAs chain through C), so there every output is bit-exact. Under ``fp64`` and
@@ -18,7 +20,7 @@ import numpy as np
 import pytest
 
 from gfx950emu import Machine, Program as EmuProgram, Semantics
-from test_gen_lean_p import MAX_CODE, lean_p_reference
+from test_gen_lean_p import MAX_CODE, lean_p_two_step_reference
 from zyfa_gen.emit import emit_kernel
 from zyfa_gen.ir import Program
 from zyfa_gen.kernel import Arg, KernelSpec, load_kernargs
@@ -135,7 +137,7 @@ def reference(qv, kv, m_in, c):
     m_new = np.maximum(m_in, m_blk).astype(np.float32)
     neg = -(m_blk - m_new).astype(np.float32)
     kb = np.where(neg >= 255, 255, np.where(neg >= 0, np.floor(np.nan_to_num(neg)), 0)).astype(np.uint32)
-    code = lean_p_reference(t, m_new[:, None], np.broadcast_to(kb[:, None], t.shape))
+    code = lean_p_two_step_reference(t, m_new[:, None], np.broadcast_to(kb[:, None], t.shape))
     return code, m_new, kb, s
 
 
@@ -454,7 +456,7 @@ def step_reference(qv, kv, vv, c, n):
             alpha = np.exp2((m - m_new).astype(np.float64)).astype(np.float32)
         neg = -(m_blk - m_new).astype(np.float32)
         kb = np.where(neg >= 255, 255, np.where(neg >= 0, np.floor(np.nan_to_num(neg)), 0)).astype(np.int64)
-        code = lean_p_reference(tb, m_new[:, None], np.broadcast_to(kb[:, None], tb.shape).astype(np.uint32))
+        code = lean_p_two_step_reference(tb, m_new[:, None], np.broadcast_to(kb[:, None], tb.shape).astype(np.uint32))
         code = np.where(vb_, code, 0).astype(np.uint8)
         P = code.view(E4M3).astype(np.float32)
         s_blk = np.ldexp(np.float32(1), -(kb + 8)).astype(np.float32)

@@ -212,9 +212,8 @@ def loop_valu_mix(asm: str, label: str = ".Lblk") -> list:
 #: classes of the loop's VALU work: (class, section comment prefixes of the generated .s or None for any,
 #: mnemonic prefixes or None for any); the first match wins
 VALU_CLASSES = [
-    ("t = S c (v_mul / v_pk_mul per logit)", ("t = S c",), ("v_mul_f32", "v_pk_mul_f32")),
-    ("block row max (v_max3, permlane)", ("t = S c",), ("v_max3", "v_mov", "v_permlane")),
-    ("NaN test of the lane's y (sum, compare)", ("NaN test",), None),
+    ("block row max over S (v_max3, permlane)", ("row max",), ("v_max3", "v_mov", "v_permlane")),
+    ("NaN test of the lane's S (sum, compare, branch)", ("NaN test",), None),
     ("row sum of the codes (fp8 decode + add)", ("Lean P codes", "pack:"),
      ("v_cvt_f32_fp8", "v_cvt_pk_f32_fp8", "v_add_f32", "v_pk_add_f32")),
     ("P packing (byte inserts / v_perm_b32, B-layout permlane swaps)", ("Lean P codes", "pack:", "P into"),

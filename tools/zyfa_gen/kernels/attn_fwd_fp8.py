@@ -15,17 +15,21 @@ softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the cor
   Sᵀ = K Qᵀ           2 x (d / 64) v_mfma_scale_f32_32x32x64_f8f6f4 (unit scales; d = head_dim_qk = 128 or 192,
                       one MFMA per 64 head dims, chained through SrcC): lane l holds query i = l % 32,
                       register r of key tile kt holds key 32 kt + 8 (r / 4) + 4 h + r % 4 (h = l / 32)
-  t = S c             c = scale_log2 (AttentionParams::scale_softmax_log2); masked keys -inf
-  m_blk, m_new        in-lane v_max3 from -inf (NaN never becomes the max) + v_permlane32_swap_b32
-  alpha, kb           alpha = exp2(m - m_new) (v_exp_f32), kb = (int)min(m_new - m_blk, 255)
-  Lean P codes        y = (t - m_new) 8 + (8 kb + 121), clamped to [0, 121], rounded to even; NaN y -> 0x7F;
-                      masked keys 0; packed into the f8f6f4 B layout (two v_permlane32_swap_b32 per 32 keys)
+  max S, m_blk        masked keys' S -inf; in-lane v_max3 of S from -inf (NaN never becomes the max) +
+                      v_permlane32_swap_b32; m_blk = (max S) c = max t (c = scale_log2 > 0; t = S c is not formed)
+  m_new, alpha, kb    m_new = max(m, m_blk), alpha = exp2(m - m_new) (v_exp_f32), kb = (int)min(m_new - m_blk, 255)
+  Lean P codes        rows with |m_new| < 2^16 (and c >= 2^-122, a kernel argument test): the fused form
+                      y = fma(S, 8 c, b), b = (8 kb + 121) - 8 m_new; other rows (rare, wave-uniform branch to a
+                      per-element path that selects the form per lane): y = (S c - m_new) 8 + (8 kb + 121);
+                      clamped to [0, 121], rounded to even; NaN y -> 0x7F; masked keys 0; packed into the f8f6f4
+                      B layout (two v_permlane32_swap_b32 per 32 keys)
   l_blk               the exact sum of the code values (v_cvt_f32_fp8 + v_add_f32)
   (P V)ᵀ = Vᵀ Pᵀ      4 scaled MFMAs; the E8M0 operands carry s_blk = 2^-(kb+8): byte 119 for V, 127 - kb for the
                       row's P column (kb > 123: the unit product scale and s_blk by v_mul, see KB_E8M0_MAX)
   acc, l, l2, m       acc = fma(acc, alpha, pv s_blk), l = fma(l, alpha, l_blk s_blk),
                       l2 = fma(l2, alpha, ((l_blk - P_top) f + e_blk) s_blk) (the corrected-LSE row sum,
-                      e_blk = exp2(m_blk - m_new + kb + 8), P_top = the value of the block max's code)
+                      e_blk = exp2(m_blk - m_new + kb + 8), P_top = the value of the block's largest code: that of
+                      max S, y = fma(max S, 8 c, b), or of m_blk in the two-step form)
   epilogue            out = (acc / l) v_descale (IEEE division: v_div_scale/v_rcp/v_div_fmas/v_div_fixup), bf16
                       (RNE); lse = (m + log2(l2)) ln 2; a row that sees no key: out 0, lse -inf.
 
@@ -33,16 +37,16 @@ Blocks: row i sees keys [0, n_i), n_i = clamp(row0 + i + row_base, 0, seqlen_k),
 seqlen_q + 1 when causal (bottom-right), seqlen_k otherwise. Blocks below the tile's smallest n (every row sees
 all 64 keys) run the full-block loop: no masking, V straight from memory (a NaN V code is read by every row, as
 in the specification). The remaining blocks up to the largest n of the tile's valid rows run the masked loop:
-keys j >= n_i get t = -inf and code 0, rows with n_i <= first key of the block skip the block (EXEC), and
+keys j >= n_i get S = -inf and code 0, rows with n_i <= first key of the block skip the block (EXEC), and
 since the specification never reads V at a masked key, V's NaN bytes are zeroed and a second scaled MFMA
 counts, per (dim, row), the visible keys whose V code is NaN (a non-zero count makes that pv NaN, as 0 x NaN
 does in the specification).
 
-The full-block loop computes the same numbers with fewer vector ops (lean_p_full): t, y, the accumulator update
-and the code sums with packed fp32 ops (v_pk_mul/add/fma_f32: the same IEEE operation per element; t - m_new as
-t + (-m_new)), the rounding of the clamped y as y + 1.5 2^23 (MAGIC_ROUND; byte 0 is RNE(y)), 3 v_perm_b32 per 4
-codes for the packing, v_cvt_pk_f32_fp8 for the sums (exact in any order); a NaN y is found by one wave-uniform
-test of the sum of the lane's y, and only then does the wave take the per-element path (v_cmp_u, v_cndmask 0x7F).
+The full-block loop computes the same numbers with fewer vector ops (lean_p_full): y by one v_pk_fma_f32 per two
+logits (the same IEEE operation per element) and the accumulator update with packed fp32 ops, the rounding of the
+clamped y as y + 1.5 2^23 (MAGIC_ROUND; byte 0 is RNE(y)), 3 v_perm_b32 per 4 codes for the packing; a NaN S
+(found by one wave-uniform test of the sum of the lane's S) or a row outside the fused form sends the wave to the
+per-element path (both forms selected per lane, v_cmp_u, v_cndmask 0x7F); the masked loop branches the same way.
 The kb > 123 multiply is skipped (s_cbranch_execz to a .Lrare label) when no row needs it; V's key offsets are
 SGPR soffsets (every key of a full block is below seqlen_k).
 
@@ -75,6 +79,9 @@ BUF_DWORD3 = 0x00020000
 #: Lean P's block max code (kBlockMaxCode, fp8_spec.hpp) and the top exponent (kTopExponent)
 MAX_CODE = 121
 TOP_EXPONENT = 8
+#: Lean P is one FMA from S while |m_new| < kLeanPFusedMaxLogit and c >= kLeanPFusedMinScale (numeric/lean_p.hpp)
+FUSED_MAX_LOGIT = 65536.0
+FUSED_MIN_SCALE = 2.0 ** -122
 #: kb above which the E8M0 scale of P would make the MFMA's per-product scaling round partial sums in the fp32
 #: subnormal range: such rows get the unit scale from the MFMA and s_blk from one v_mul under EXEC.
 KB_E8M0_MAX = 123
@@ -350,11 +357,21 @@ class _Kernel:
                        ("lse_rest", _hexf(lse_rest())), ("eight", "0x41000000")):
             c[x] = p.vreg(f"c_{x}")
             p.v_mov_b32_e32(c[x], val)
-        p.comment("pairs (x, x) for the packed fp32 ops of the full-block loop")
-        for x, val in (("scale2", a["scale_log2"]), ("eight2", "0x41000000"), ("magic2", _hexf(MAGIC_ROUND))):
+        p.comment("pairs (x, x) for the packed fp32 ops of the full-block loop; c8 = 8 c (exact: c < 2^125)")
+        for x, val in (("c8", a["scale_log2"]), ("magic2", _hexf(MAGIC_ROUND))):
             c[x] = p.vreg(f"c_{x}", 2)
             p.v_mov_b32_e32(c[x][0], val)
-            p.v_mov_b32_e32(c[x][1], val)
+            if x == "c8":
+                p.v_mul_f32_e32(c[x][0], 8.0, c[x][0])
+            p.v_mov_b32_e32(c[x][1], c[x][0] if x == "c8" else val)
+        p.comment(f"Lean P's fused form needs |m_new| < 2^16 and c >= 2^-122 (lean_p.hpp): s_fused_lim is the bits")
+        p.comment("of 2^16, against which a row compares |m_new|'s bits, or 0 (no row fused) when c is smaller")
+        s["fused_lim"], s["neg8"] = p.sreg("s_fused_lim"), p.sreg("s_neg8")
+        p.s_mov_b32(s["neg8"], _hexf(-8.0))
+        p.v_mov_b32_e32(v["tmp"], _hexf(FUSED_MIN_SCALE))
+        p.op("v_cmp_le_f32_e64", "vcc", v["tmp"], a["scale_log2"], comment="c >= 2^-122 (false for NaN)")
+        p.op("s_cmp_lg_u64", "vcc", 0)
+        p.s_cselect_b32(s["fused_lim"], _hexf(FUSED_MAX_LOGIT), 0)
         self.sel = {x: p.sreg(f"perm_sel_{x}") for x in ("5010400", "7030602", "5040100", "7060302")}
         for x, r in self.sel.items():
             p.s_mov_b32(r, "0x" + x, comment="v_perm_b32 byte selector (VOP3: no literal)")
@@ -367,7 +384,8 @@ class _Kernel:
         for et in range(4):
             for r in range(16):
                 p.v_mov_b32_e32(self.acc[et][r], 0)
-        self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan")}
+        self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan",
+                                                      "fused", "rare")}
         p.s_mov_b32(s["blk"], 0)
 
     # ---------------------------------------------------------------------------------------- LDS addressing
@@ -573,25 +591,21 @@ class _Kernel:
                                               c["one"], comment=f"keys {32 * kt}.., dims {64 * x}..")
 
     def part1(self, masked: bool):
-        """The online softmax of block j (vector phase) from self.sT: the Lean P codes in the B layout and the
-        block outputs self.bo that part2 (in the next matrix phase) reads."""
+        """The online softmax of block j (vector phase) from self.sT (S, before the logit factor c): the Lean P codes
+        in the B layout and the block outputs self.bo that part2 (in the next matrix phase) reads."""
         p, a, s, v, c, st, sm, bo = self.p, self.a, self.s, self.v, self.c, self.st, self.sm, self.bo
         tag = "m" if masked else "f"
         sT = self.sT
         if masked:
             relb = p.vreg(f"rel_{tag}")
             p.v_subrev_u32_e32(relb, s["j0"], v["rel"], comment="n_i - 4h - j0")
-        p.comment("t = S c" + ("; masked keys -inf" if masked else ""))
-        for kt in range(2):
-            for r in range(16):
-                if not masked:
-                    if r % 2 == 0:
-                        p.v_pk_mul_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["scale2"])
-                    continue
-                p.v_mul_f32_e32(sT[kt][r], a["scale_log2"], sT[kt][r])
-                if masked:
+            p.comment("row max over S (t = S c is not formed: c > 0, so max t = max S c); masked keys -inf")
+            for kt in range(2):
+                for r in range(16):
                     p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
                     p.v_cndmask_b32_e64(sT[kt][r], sT[kt][r], c["ninf"], sm["masked"])
+        else:
+            p.comment("row max over S (t = S c is not formed: c > 0, so max t = max S c)")
         mx, xa, xb = p.vreg(f"m_lane_{tag}"), p.vreg(f"swap_a_{tag}"), p.vreg(f"swap_b_{tag}")
         regs = [sT[kt][r] for kt in range(2) for r in range(16)]
         p.v_mov_b32_e32(mx, "0xff800000", comment="-inf: a NaN logit never becomes the max")
@@ -600,10 +614,11 @@ class _Kernel:
         p.v_mov_b32_e32(xa, mx)
         p.v_mov_b32_e32(xb, mx)
         p.op("v_permlane32_swap_b32", xa, xb)
-        mblk, neg, kbv, c0 = (p.vreg(f"{x}_{tag}") for x in ("m_blk", "neg", "kb", "c0"))
+        smax, mblk, neg, kbv, c0 = (p.vreg(f"{x}_{tag}") for x in ("s_max", "m_blk", "neg", "kb", "c0"))
         mnew, alpha2 = bo["mnew"], bo["alpha2"]
         alpha = alpha2[0]
-        p.v_max3_f32(mblk, mx, xa, xb)
+        p.v_max3_f32(smax, mx, xa, xb)
+        p.v_mul_f32_e32(mblk, a["scale_log2"], smax, comment="m_blk = fl(max S c) = max t (rounding is monotone)")
         p.v_max_f32_e32(mnew, st["m"], mblk)
         p.v_sub_f32_e32(alpha, st["m"], mnew)
         p.v_exp_f32_e32(alpha, alpha, comment="alpha = exp2(m - m_new)")
@@ -618,49 +633,75 @@ class _Kernel:
         p.v_cmp_gt_u32_e64(sm["kb_big"], kbv, c["kbmax"])
         p.v_cndmask_b32_e64(sb, sb, c["big_byte"], sm["kb_big"], comment="E8M0 byte of P: 127 - kb or unit")
         # e_blk = exp2(m_blk - m_new + (kb + 8)) and P_top for the corrected LSE
-        eblk, ptop, y = bo["eblk"], bo["ptop"], p.vreg(f"y_{tag}")
+        eblk, ptop, y, y2 = bo["eblk"], bo["ptop"], p.vreg(f"y_{tag}"), p.vreg(f"y2_{tag}")
         p.v_add_u32_e32(eblk, TOP_EXPONENT, kbv)
         p.v_cvt_f32_u32_e32(eblk, eblk)
         p.v_sub_f32_e32(y, mblk, mnew, comment="dmax")
         p.v_add_f32_e32(eblk, y, eblk)
         p.v_exp_f32_e32(eblk, eblk, comment="e_blk = exp2(dmax + kb + 8)")
+        b = p.vreg(f"b_{tag}", 2)
+        p.v_and_b32_e32(y, "0x7fffffff", mnew)
+        p.v_cmp_gt_u32_e64(sm["fused"], s["fused_lim"], y, comment="rows of the fused form: |m_new| < 2^16, c >= 2^-122")
+        p.v_fma_f32(b[0], mnew, s["neg8"], c0, comment="b = (8 kb + 121) - 8 m_new (8 m_new exact: one rounding)")
         code = p.vreg(f"code_{tag}")
 
-        def lean_p(dst, t):
-            p.v_sub_f32_e32(y, t, mnew)
-            p.v_fma_f32(y, y, c["eight"], c0)
+        def lean_p(dst, sv, both, tv=None):
+            """Lean P code of S value `sv` (t value `tv`, else S c): y = fma(S, 8 c, b); `both`: rows outside the
+            fused form take the two-step y = (t - m_new) 8 + c0 (per lane)."""
+            p.v_fma_f32(y, sv, c["c8"][0], b[0])
+            if both:
+                if tv is None:
+                    tv = y2
+                    p.v_mul_f32_e32(y2, a["scale_log2"], sv, comment="t = S c")
+                p.v_sub_f32_e32(y2, tv, mnew)
+                p.v_fma_f32(y2, y2, c["eight"], c0)
+                p.v_cndmask_b32_e64(y, y2, y, sm["fused"], comment="the row's form")
             p.v_cmp_u_f32_e64(sm["isnan"], y, y)
             p.v_med3_f32(y, y, 0, c["maxf"])
             p.v_rndne_f32_e32(y, y)
             p.v_cvt_u32_f32_e32(dst, y)
             p.v_cndmask_b32_e64(dst, dst, c["nanc"], sm["isnan"])
 
-        lean_p(code, mblk)
-        p.v_cvt_f32_fp8_e32(ptop, code, comment="P_top: the value of the block max's code")
-        p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order")
+        def p_top(both):
+            if both:
+                lean_p(code, smax, True, mblk)
+            else:
+                p.comment("P_top of a fused row: y(max S) is never NaN (b finite); clamp, MAGIC_ROUND, decode byte 0")
+                p.v_fma_f32(code, smax, c["c8"][0], b[0])
+                p.v_med3_f32(code, code, 0, c["maxf"])
+                p.v_add_f32_e32(code, c["magic2"][0], code)
+            p.v_cvt_f32_fp8_e32(ptop, code, comment="P_top: the block's largest code (that of max S)")
+
+        p_top(False)
         pa = bo["pa"]
-        va_ = bo["va"] if masked else None
-        vbyte = p.vreg(f"visb_{tag}") if masked else None
         slot = {0: 0, 1: 2, 2: 1, 3: 3}
-        if not masked:
-            self.lean_p_full(sT, c0, mnew, pa, slot)
-        for kt in range(2):
-            if not masked:
-                break
-            for r in range(16):
-                lean_p(code, sT[kt][r])
-                if masked:
-                    p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
-                    p.v_cndmask_b32_e64(code, code, 0, sm["masked"], comment="masked key: code 0")
-                    p.v_cndmask_b32_e64(vbyte, c["vis_code"], 0, sm["masked"])
-                pairs = [(pa[4 * kt + slot[r // 4]], code)]
-                if masked:
-                    pairs.append((va_[4 * kt + slot[r // 4]], vbyte))
-                for dst, src in pairs:
-                    if r % 4 == 0:
-                        p.v_mov_b32_e32(dst, src)
-                    else:
-                        p.v_lshl_or_b32(dst, src, 8 * (r % 4), dst)
+        if masked:
+            va_ = bo["va"]
+            vbyte = p.vreg(f"visb_{tag}")
+            p.comment("rows that see a key of the block and are not of the fused form (rare): both forms per lane")
+            p.v_cmp_gt_i32_e64(sm["rare"], v["nvis"], s["j0"])
+            p.op("s_andn2_b64", sm["rare"], sm["rare"], sm["fused"])
+            p.s_cbranch_scc1(f".Lboth_forms_{tag}")
+            for both in (False, True):
+                if both:
+                    p.s_branch(f".Lcodes_done_{tag}")
+                    p.label(f".Lboth_forms_{tag}")
+                    p_top(True)
+                p.comment("Lean P codes, packed into the f8f6f4 B layout in natural key order")
+                for kt in range(2):
+                    for r in range(16):
+                        lean_p(code, sT[kt][r], both)
+                        p.v_cmp_lt_i32_e64(sm["masked"], relb, 32 * kt + 8 * (r // 4) + r % 4 + 1)
+                        p.v_cndmask_b32_e64(code, code, 0, sm["masked"], comment="masked key: code 0")
+                        p.v_cndmask_b32_e64(vbyte, c["vis_code"], 0, sm["masked"])
+                        for dst, src in ((pa[4 * kt + slot[r // 4]], code), (va_[4 * kt + slot[r // 4]], vbyte)):
+                            if r % 4 == 0:
+                                p.v_mov_b32_e32(dst, src)
+                            else:
+                                p.v_lshl_or_b32(dst, src, 8 * (r % 4), dst)
+            p.label(f".Lcodes_done_{tag}")
+        else:
+            self.lean_p_full(sT, b, pa, slot, lambda: p_top(True), lean_p)
         p.comment("P into the B layout: keys exchanged between the lane halves")
         for kt in range(2):
             for reg in ([pa, va_] if masked else [pa]):
@@ -767,34 +808,30 @@ class _Kernel:
         if masked:
             p.op("s_mov_b64", "exec", sm["saved_exec"])
 
-    def lean_p_full(self, sT, c0, mnew, pa, slot):
-        """Lean P codes of a full block (no masked key) with packed fp32 ops, packed into the B layout `pa`, and
-        the lane's exact code sum `lsum`. The same IEEE operations as the per-element form (t - m_new as
-        t + (-m_new), the FMA, the clamp), the rounding by adding MAGIC_ROUND (RNE, like v_rndne_f32) whose byte 0
-        is the code, and the sum of the decoded codes in another order (exact: multiples of 2^-9 below 2^15). A
-        NaN y (the code 0x7F) takes the per-element path after a wave-uniform test of the lane's sum of y."""
+    def lean_p_full(self, sT, b, pa, slot, p_top_both, lean_p):
+        """Lean P codes of a full block (no masked key) with packed fp32 ops, packed into the B layout `pa`: y =
+        fma(S, 8 c, b) two logits per op (the same IEEE operation per element), the clamp, the rounding by adding
+        MAGIC_ROUND (RNE, like v_rndne_f32) whose byte 0 is the code. A NaN S (the code 0x7F) or a row outside the
+        fused form takes the per-element path (`lean_p` with both forms, `p_top_both` for P_top) after one
+        wave-uniform test."""
         p, c, sm = self.p, self.c, self.sm
         tag = "f"
-        nm2, c02 = p.vreg("neg_m_new", 2), p.vreg("c0_pair", 2)
-        p.v_xor_b32_e32(nm2[0], "0x80000000", mnew, comment="-m_new (exact)")
-        p.v_mov_b32_e32(nm2[1], nm2[0])
-        p.v_mov_b32_e32(c02[0], c0)
-        p.v_mov_b32_e32(c02[1], c0)
-        p.comment("Lean P: y = (t - m_new) 8 + c0, two logits per op, in place")
-        for kt in range(2):
-            for r in range(0, 16, 2):
-                p.v_pk_add_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], nm2)
-                p.v_pk_fma_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["eight2"], c02)
-        p.comment("NaN test: a NaN y in the lane makes the sum of its y NaN (y <= 8 kb + 121: no +inf, no inf - inf)")
-        ys = [sT[kt][r:r + 2] for kt in range(2) for r in range(0, 16, 2)]
-        acc2 = p.vreg("ysum", 2)
-        p.v_pk_add_f32(acc2, ys[0], ys[1])
-        for y2 in ys[2:]:
-            p.v_pk_add_f32(acc2, acc2, y2)
+        p.v_mov_b32_e32(b[1], b[0], comment="(b, b) for the packed FMA")
+        p.comment("NaN test: a NaN S in the lane makes the sum of its S NaN (|S| < 2^26: the sum stays finite)")
+        ss = [sT[kt][r:r + 2] for kt in range(2) for r in range(0, 16, 2)]
+        acc2 = p.vreg("ssum", 2)
+        p.v_pk_add_f32(acc2, ss[0], ss[1])
+        for s2 in ss[2:]:
+            p.v_pk_add_f32(acc2, acc2, s2)
         p.v_add_f32_e32(acc2[0], acc2[0], acc2[1])
         p.v_cmp_u_f32_e64("vcc", acc2[0], acc2[0])
-        p.s_cbranch_vccnz(f".Lnan_codes_{tag}", comment="some lane has a NaN logit (rare): per-element codes")
-        p.comment("Lean P: clamp to [0, 121], RNE by adding MAGIC_ROUND (byte 0 = the code)")
+        p.op("s_andn2_b64", sm["rare"], "exec", sm["fused"], comment="rows outside the fused form")
+        p.op("s_or_b64", sm["rare"], sm["rare"], "vcc")
+        p.s_cbranch_scc1(f".Lper_element_{tag}", comment="a NaN logit or a row beyond 2^16 (rare): per-element codes")
+        p.comment("Lean P: y = fma(S, 8 c, b) in place, two logits per op; clamp to [0, 121]; RNE by MAGIC_ROUND")
+        for kt in range(2):
+            for r in range(0, 16, 2):
+                p.v_pk_fma_f32(sT[kt][r:r + 2], sT[kt][r:r + 2], c["c8"], b)
         for kt in range(2):
             for r in range(16):
                 p.v_med3_f32(sT[kt][r], sT[kt][r], 0, c["maxf"])
@@ -809,17 +846,13 @@ class _Kernel:
                 p.v_perm_b32(x23, y[3], y[2], self.sel["5010400"])
                 p.v_perm_b32(pa[4 * kt + slot[g]], x23, x01, self.sel["5040100"], comment="4 codes")
         p.s_branch(f".Lcodes_done_{tag}")
-        p.label(f".Lnan_codes_{tag}")
-        p.comment("per element from y: NaN -> 0x7F, clamp, round, convert, pack, sum")
+        p.label(f".Lper_element_{tag}")
+        p.comment("per element from S: the row's form, NaN -> 0x7F, clamp, round, convert, pack")
+        p_top_both()
         code = p.vreg("code_nan_path")
         for kt in range(2):
             for r in range(16):
-                y = sT[kt][r]
-                p.v_cmp_u_f32_e64(sm["isnan"], y, y)
-                p.v_med3_f32(y, y, 0, c["maxf"])
-                p.v_rndne_f32_e32(y, y)
-                p.v_cvt_u32_f32_e32(code, y)
-                p.v_cndmask_b32_e64(code, code, c["nanc"], sm["isnan"])
+                lean_p(code, sT[kt][r], True)
                 dst = pa[4 * kt + slot[r // 4]]
                 if r % 4 == 0:
                     p.v_mov_b32_e32(dst, code)
