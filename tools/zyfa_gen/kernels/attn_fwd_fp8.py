@@ -23,7 +23,7 @@ softmax of include/zyfa/host/fp8_spec.hpp (STEP 1, STEP 2 zyfa, END with the cor
                       per-element path that selects the form per lane): y = (S c - m_new) 8 + (8 kb + 121);
                       clamped to [0, 121], rounded to even; NaN y -> 0x7F; masked keys 0; packed into the f8f6f4
                       B layout (two v_permlane32_swap_b32 per 32 keys)
-  l_blk               the exact sum of the code values (v_cvt_f32_fp8 + v_add_f32)
+  l_blk               the exact sum of the code values (one MFMA of a ones operand with the codes)
   (P V)ᵀ = Vᵀ Pᵀ      4 scaled MFMAs; the E8M0 operands carry s_blk = 2^-(kb+8): byte 119 for V, 127 - kb for the
                       row's P column (kb > 123: the unit product scale and s_blk by v_mul, see KB_E8M0_MAX)
   acc, l, l2, m       acc = fma(acc, alpha, pv s_blk), l = fma(l, alpha, l_blk s_blk),
@@ -364,7 +364,7 @@ class _Kernel:
             if x == "c8":
                 p.v_mul_f32_e32(c[x][0], 8.0, c[x][0])
             p.v_mov_b32_e32(c[x][1], c[x][0] if x == "c8" else val)
-        p.comment(f"Lean P's fused form needs |m_new| < 2^16 and c >= 2^-122 (lean_p.hpp): s_fused_lim is the bits")
+        p.comment("Lean P's fused form needs |m_new| < 2^16 and c >= 2^-122 (lean_p.hpp): s_fused_lim is the bits")
         p.comment("of 2^16, against which a row compares |m_new|'s bits, or 0 (no row fused) when c is smaller")
         s["fused_lim"], s["neg8"] = p.sreg("s_fused_lim"), p.sreg("s_neg8")
         p.s_mov_b32(s["neg8"], _hexf(-8.0))
@@ -384,8 +384,8 @@ class _Kernel:
         for et in range(4):
             for r in range(16):
                 p.v_mov_b32_e32(self.acc[et][r], 0)
-        self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan",
-                                                      "fused", "rare")}
+        self.sm = {x: p.sreg(x, 2) for x in ("isnan", "masked", "skip", "kb_big", "saved_exec", "has_nan", "fused",
+                                             "rare")}
         p.s_mov_b32(s["blk"], 0)
 
     # ---------------------------------------------------------------------------------------- LDS addressing
