@@ -33,7 +33,8 @@
 //   otherwise poison rows that do not see it; the specification's acc is NaN for a visible NaN whatever P is).
 // Numerics that are a tolerance, not bits: S (wgmma accumulation order), pv and l_blk (wgmma accumulation),
 // alpha and e_blk (ex2.approx instead of exp2f), log2f, exp2 variant's P (ex2.approx before the e4m3 rounding), the
-// corrected LSE's per-block term (formed as fma(l_blk, f, e_blk - P_top f) rather than (l_blk - P_top) f + e_blk).
+// corrected LSE's per-block term (formed as fma(l_blk, f, e_blk - P_top f) rather than (l_blk - P_top) f + e_blk;
+// P_top from the two-step y of m_blk).
 #pragma once
 #include <cstdint>
 
@@ -341,9 +342,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
   const std::uint32_t o_base = sO + cw * 64 * 128;
   const float c = a.scale_log2;
-  // c / 16 is exact for c >= kLeanPFusedMinScale (below, the specification takes the two-step form).
-  const float c16 = c * 0.0625f;
-  const bool c_fusable = c >= kLeanPFusedMinScale;
   if (Cfg::kPingPong && cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
   auto my_turn = [&]() {
     if constexpr (Cfg::kPingPong) named_barrier_sync(my_bar, 256);
@@ -449,6 +447,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
         float mu[2], kk[2], bf[2];
         bool fused[2];
+        // c / 16 is exact for c >= kLeanPFusedMinScale (below, the specification takes the two-step form); formed
+        // per block, not held across the loop (registers).
+        const float c16 = c * 0.0625f;
+        const bool c_fusable = c >= kLeanPFusedMinScale;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0. A NaN logit marks the row (its
@@ -475,9 +477,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           if constexpr (kLean) {
             kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
             bf[r] = __fsub_rn(kk[r], 8.0f * m_new);  // 8 kb + 121 - 8 m_new (8 m_new exact): the fused form's constant
-            // The corrected LSE: the block's largest code (that of its largest S) and the exact exponential of its
-            // logit (once per row and block).
-            const float y_top = fused[r] ? fmaf(mx[r], 8.0f * c, bf[r]) : fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
+            // The corrected LSE: the block's largest code and the exact exponential of its logit (once per row and
+            // block). The code is formed by the two-step form from m_blk, which the fused form's largest code equals
+            // except at a rounding boundary (a tolerance on the LSE; fma(max S, 8c, b) would keep max S live and
+            // spill registers).
+            const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
             const int top_code = __float2int_rn(fmaxf(y_top, 0.0f));  // y_top <= 121
             const float p_top = detail::e4m3_value(top_code);
             const float e_blk = arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
@@ -501,26 +505,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
             return arch::sm90::exp2(fmaf(x, c, bf[r]));
           }
         };
-        // The two-step form: d = S c - m_new, then Lean P y = d * 8 + kk (one rounding), clamped to [0, 128) and
-        // rounded half to even as above (y / 128 = fma.sat(d, 1/16, kk / 128); y <= 121 always); exp2: ex2(d + kk).
-        auto two_step_p = [&](float x, int r) {
-          const float d = __fsub_rn(__fmul_rn(x, c), mu[r]);
-          if constexpr (kLean) {
-            float ys;
-            asm("fma.rn.sat.f32 %0, %1, %2, %3;\n" : "=f"(ys) : "f"(d), "f"(0.0625f), "f"(kk[r] * 0.0078125f));
-            return fmaf(ys, 128.0f, 12582912.0f);
-          } else {
-            return arch::sm90::exp2(__fadd_rn(d, kk[r]));
-          }
-        };
         if (__all_sync(0xffffffffu, fused[0] && fused[1])) {
 #pragma unroll
           for (int i = 0; i < kSRegs; ++i) s[i] = fused_p(s[i], (i / 2) % 2);
-        } else {  // rare: some row of the warp beyond 2^16 in log2 units, or that has seen no key yet
+          return;
+        }
+        {
+          // Rare: some row of the warp beyond 2^16 in log2 units, or that has seen no key yet. Per row, the fused
+          // form above or the two-step form: d = S c - m_new, then Lean P y = d * 8 + kk (one rounding), clamped
+          // and rounded as above (y / 128 = fma.sat(d, 1/16, kk / 128); y <= 121 always), exp2 ex2(d + kk) --
+          // one FMA whose operands are chosen per row (d + kk = fma(d, 1, kk)).
+          float mul[2], add[2];
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            mul[r] = fused[r] ? (kLean ? c16 : c) : (kLean ? 0.0625f : 1.0f);
+            add[r] = fused[r] ? (kLean ? bf[r] * 0.0078125f : bf[r]) : (kLean ? kk[r] * 0.0078125f : kk[r]);
+          }
 #pragma unroll
           for (int i = 0; i < kSRegs; ++i) {
             const int r = (i / 2) % 2;
-            s[i] = fused[r] ? fused_p(s[i], r) : two_step_p(s[i], r);
+            const float x = fused[r] ? s[i] : __fsub_rn(__fmul_rn(s[i], c), mu[r]);
+            if constexpr (kLean) {
+              float ys;
+              asm("fma.rn.sat.f32 %0, %1, %2, %3;\n" : "=f"(ys) : "f"(x), "f"(mul[r]), "f"(add[r]));
+              s[i] = fmaf(ys, 128.0f, 12582912.0f);
+            } else {
+              s[i] = arch::sm90::exp2(fmaf(x, mul[r], add[r]));
+            }
           }
         }
       };
