@@ -50,6 +50,11 @@ class Zyfa:
         if rc != 0:
             raise RuntimeError(self.err.value.decode())
 
+    def ordered(self, impl, section_bytes, ascending, *args):
+        """impl 2-5 with the work order (section_bytes, keys ascending) of bf16::sm90ws::WsOrder."""
+        self.lib.zyfa_capi_set_ws_order(ctypes.c_longlong(section_bytes), ctypes.c_int(int(ascending)))
+        return self(impl, *args)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -61,6 +66,8 @@ def main():
     ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
     ap.add_argument("--schedules", action="store_true",
                     help="causal shapes: also the sm_90a kernel's snake order and one-CTA-per-tile grid")
+    ap.add_argument("--orders", action="store_true",
+                    help="also the sm_90a kernel's work orders (L2 sections, keys ascending) and hd128 BlockN 176")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
@@ -94,6 +101,20 @@ def main():
                 if args.schedules and causal:
                     impls["zyfa_sm90a_snake"] = lambda: zy(2, q, k, v, out_mma, lse, causal)
                     impls["zyfa_sm90a_tilegrid"] = lambda: zy(3, q, k, v, out_mma, lse, causal)
+                if args.orders:
+                    t_args = (q, k, v, out_mma, lse, causal)
+                    impls["zyfa_asc"] = lambda: zy.ordered(4, 0, 1, *t_args)
+                    if causal:
+                        impls["zyfa_snake_asc"] = lambda: zy.ordered(2, 0, 1, *t_args)
+                        impls["zyfa_l2_32m"] = lambda: zy.ordered(4, 32 << 20, 0, *t_args)
+                        impls["zyfa_l2_32m_asc"] = lambda: zy.ordered(4, 32 << 20, 1, *t_args)
+                        impls["zyfa_tilegrid_l2_32m"] = lambda: zy.ordered(3, 32 << 20, 0, *t_args)
+                        impls["zyfa_tilegrid"] = lambda: zy.ordered(3, 0, 0, *t_args)
+                    if (dqk, dv) == (128, 128):
+                        impls["zyfa_n176"] = lambda: zy.ordered(5, 0, 0, *t_args)
+                        impls["zyfa_stages3"] = lambda: zy.ordered(6, 0, 0, *t_args)
+                        if causal:
+                            impls["zyfa_stages3_tilegrid_l2_32m"] = lambda: zy.ordered(7, 32 << 20, 0, *t_args)
                 for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
                                       ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
                     def run(backend=backend):

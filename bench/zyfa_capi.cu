@@ -11,19 +11,37 @@
 #include <zyfa/flash_attn.hpp>
 
 namespace {
+zyfa::bf16::sm90ws::WsOrder g_order;  // zyfa_capi_set_ws_order
+
 template <zyfa::bf16::sm90ws::WsSchedule S>
 zyfa::Status ws_schedule(const zyfa::AttentionParams& p, cudaStream_t stream) {
   bool launched = false;
   zyfa::Status s = zyfa::Status::unsupported("head dims not built in");
 #define ZYFA_CAPI_WS_(DQK, DV)                    \
   if (p.head_dim_qk == DQK && p.head_dim_v == DV) \
-    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched);
+    s = zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, S>(p, stream, &launched, g_order);
   ZYFA_BUILTIN_HEAD_DIMS(ZYFA_CAPI_WS_)
 #undef ZYFA_CAPI_WS_
   if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply");
   return s;
 }
+
+/// hd128 with another tile configuration, for comparison with the built-in one.
+template <class Cfg, zyfa::bf16::sm90ws::WsSchedule S = zyfa::bf16::sm90ws::WsSchedule::persistent>
+zyfa::Status ws_config(const zyfa::AttentionParams& p, cudaStream_t stream) {
+  if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV) return zyfa::Status::unsupported("other head dims");
+  bool launched = false;
+  zyfa::Status s = zyfa::bf16::sm90ws::launch_ws<Cfg, S>(p, stream, &launched, g_order);
+  if (s.ok() && !launched) return zyfa::Status::unsupported("the sm_90a pipeline does not apply");
+  return s;
+}
 }  // namespace
+
+/// The work order (bf16::sm90ws::WsOrder) of impls 2-7 of zyfa_capi_fwd from now on.
+extern "C" void zyfa_capi_set_ws_order(long long section_bytes, int keys_ascending) {
+  g_order.section_bytes = section_bytes;
+  g_order.keys_ascending = keys_ascending != 0;
+}
 
 namespace {
 zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stride) {
@@ -39,8 +57,10 @@ zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stri
 }  // namespace
 
 /// impl 0: zyfa::flash_attn_func (the sm_90a kernel where it applies); impl 1: the mma.sync kernel
-/// (bf16::launch_builtin, no sm_90a pipeline); impl 2 / 3: the sm_90a kernel with WsSchedule::persistent_snake /
-/// tile_grid_long_causal (an error when it does not apply). q/k/v/out: bf16 BSHD device pointers with shapes and
+/// (bf16::launch_builtin, no sm_90a pipeline); impl 2 / 3 / 4: the sm_90a kernel with WsSchedule::persistent_snake /
+/// tile_grid_long_causal / persistent; impl 5 / 6 / 7: hd128 with 176-key tiles / 3 K-V stages / 3 stages and
+/// tile_grid_long_causal (an error when it does not apply); impls
+/// 2-7 use the order of zyfa_capi_set_ws_order. q/k/v/out: bf16 BSHD device pointers with shapes and
 /// element strides (4 each); lse: fp32 [b, h, sq] or null. Returns 0, or 1 with zyfa's message in `err` (err_len
 /// bytes).
 extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const std::int64_t* qst, void* k,
@@ -57,9 +77,15 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
     zyfa::AttentionParams p;
     s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);
     using zyfa::bf16::sm90ws::WsSchedule;
+    const auto st = static_cast<cudaStream_t>(stream);
     if (s)
-      s = impl == 2 ? ws_schedule<WsSchedule::persistent_snake>(p, static_cast<cudaStream_t>(stream))
-                    : ws_schedule<WsSchedule::tile_grid_long_causal>(p, static_cast<cudaStream_t>(stream));
+      s = impl == 2   ? ws_schedule<WsSchedule::persistent_snake>(p, st)
+          : impl == 3 ? ws_schedule<WsSchedule::tile_grid_long_causal>(p, st)
+          : impl == 4 ? ws_schedule<WsSchedule::persistent>(p, st)
+          : impl == 5 ? ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 176>>(p, st)
+          : impl == 6
+              ? ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 128, 3>>(p, st)
+              : ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 128, 3>, WsSchedule::tile_grid_long_causal>(p, st);
   } else {
     zyfa::AttentionParams p;
     s = zyfa::make_params(ref(q, qs, qst), ref(k, ks, kst), ref(v, vs, vst), ref(o, os, ost), lse, opt, &p);

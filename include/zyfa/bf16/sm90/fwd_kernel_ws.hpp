@@ -66,6 +66,9 @@ struct WsArgs {
   int causal;         ///< 0 or 1
   int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
   float scale_log2;   ///< AttentionParams::scale_softmax_log2
+  /// Causal work order (tile_coord): (batch, head) pairs per L2 section, 1 .. batch * num_heads (= no sections).
+  int section;
+  int keys_ascending;  ///< 1: key tiles visited first to last; 0: last (diagonal) to first
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
@@ -122,8 +125,14 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
       const std::int64_t len = a.num_blocks - first < g ? a.num_blocks - first : g;
       if (round & 1) t = first + (len - 1 - (t - first));
     }
-    m_block = a.num_m_blocks - 1 - static_cast<int>(t / bh_count);
-    bh = static_cast<int>(t % bh_count);
+    // Sections of a.section (batch, head) pairs, each with its m blocks heaviest first, heads fastest.
+    const std::int64_t sec_tiles = static_cast<std::int64_t>(a.section) * a.num_m_blocks;
+    const int sec = static_cast<int>(t / sec_tiles);
+    const int first_bh = sec * a.section;
+    const int len = bh_count - first_bh < a.section ? bh_count - first_bh : a.section;
+    const std::int64_t r = t - sec * sec_tiles;
+    m_block = a.num_m_blocks - 1 - static_cast<int>(r / len);
+    bh = first_bh + static_cast<int>(r % len);
   } else {
     bh = static_cast<int>(t / a.num_m_blocks);
     m_block = static_cast<int>(t % a.num_m_blocks);
@@ -288,7 +297,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll 1
       for (int i = 0; i <= n_tiles; ++i) {
         if (i < n_tiles) {  // K of tile i (key tiles from the last visible one down)
-          const int n = n_tiles - 1 - i, s = static_cast<int>(kc % kStages);
+          const int n = a.keys_ascending ? i : n_tiles - 1 - i, s = static_cast<int>(kc % kStages);
           const std::uint32_t ph = (kc / kStages) & 1;
           ++kc;
           mbarrier_wait(bars + B::kKEmpty + 8 * s, ph ^ 1);
@@ -301,7 +310,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           }
         }
         if (i > 0) {  // V of tile i - 1 (P.V runs one tile behind S)
-          const int n = n_tiles - i, s = static_cast<int>(vc % kStages);
+          const int n = a.keys_ascending ? i - 1 : n_tiles - i, s = static_cast<int>(vc % kStages);
           const std::uint32_t ph = (vc / kStages) & 1;
           ++vc;
           mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
@@ -408,21 +417,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       float s[kSRegs];
       std::uint32_t p[kPRegs];
 
+      // Descriptors: computed once; a k16 step or a stage moves the start address field (bytes / 16) by a constant
+      // (CUTLASS advances GMMA descriptors the same way; shared addresses stay below 2^18, so the 14-bit field never
+      // carries).
+      const std::uint64_t q_desc = smem_desc_sw128(q_base, 16, 1024), k_desc = smem_desc_sw128(sK, 16, 1024);
+      const std::uint64_t v_desc = smem_desc_sw128(sV, BN * 128, 1024);
       auto issue_s = [&](int stage) {
-        const std::uint32_t k_base = sK + stage * Cfg::kKBytes;
+        const std::uint64_t kd = k_desc + static_cast<std::uint64_t>(stage * (Cfg::kKBytes / 16));
 #pragma unroll
         for (int kb = 0; kb < DQK / 16; ++kb) {
-          const std::uint32_t qa = q_base + (kb / 4) * (128 * 128) + (kb % 4) * 32;
-          const std::uint32_t ka = k_base + (kb / 4) * (BN * 128) + (kb % 4) * 32;
-          WgmmaSS<BN>::mma(s, smem_desc_sw128(qa, 16, 1024), smem_desc_sw128(ka, 16, 1024), kb > 0 ? 1 : 0);
+          const int q_off = ((kb / 4) * (128 * 128) + (kb % 4) * 32) / 16,
+                    k_off = ((kb / 4) * (BN * 128) + (kb % 4) * 32) / 16;
+          WgmmaSS<BN>::mma(s, q_desc + q_off, kd + k_off, kb > 0 ? 1 : 0);
         }
       };
       auto issue_pv = [&](int stage) {
-        const std::uint32_t v_base = sV + stage * Cfg::kVBytes;
+        const std::uint64_t vd = v_desc + static_cast<std::uint64_t>(stage * (Cfg::kVBytes / 16));
 #pragma unroll
         for (int kb = 0; kb < BN / 16; ++kb) {
           const std::uint32_t frag[4] = {p[4 * kb], p[4 * kb + 1], p[4 * kb + 2], p[4 * kb + 3]};
-          WgmmaRS<DV>::mma(o, frag, smem_desc_sw128(v_base + kb * 16 * 128, BN * 128, 1024), 1);
+          WgmmaRS<DV>::mma(o, frag, vd + kb * (16 * 128 / 16), 1);
         }
       };
       // Masks keys > the row's last visible key (causal) and keys >= seqlen_k, for tiles that cross either.
@@ -502,7 +516,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         release(bars + B::kKEmpty + 8 * ks);
         if (Cfg::kOSeparate && n_tiles == 1) release(bars + B::kQEmpty);  // last read of Q
       }
-      mask(n_tiles - 1);
+      mask(a.keys_ascending ? 0 : n_tiles - 1);
       {
         float corr[2];
         softmax(corr);  // O is still 0: no rescale
@@ -511,7 +525,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
 #pragma unroll 1
       for (int i = 1; i < n_tiles; ++i) {
-        const int n = n_tiles - 1 - i;
+        const int n = a.keys_ascending ? i : n_tiles - 1 - i;
         const int ks = static_cast<int>(kc % kStages), vs = static_cast<int>(vc % kStages);
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
         ++kc;
@@ -536,6 +550,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         mask(n);
         float corr[2];
         const bool grew = softmax(corr);
+        // The softmax must run while P.V is on the tensor cores: without these fences the compiler sinks all of its
+        // (register-only) arithmetic below the wait, and the two never overlap.
+        fence_operand(s);
+        fence_operand(l);
+        fence_operand(corr);
         wgmma_wait<0>();
         fence_operand(o);
         fence_operand(p);

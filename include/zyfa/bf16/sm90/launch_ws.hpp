@@ -23,6 +23,16 @@ namespace zyfa::bf16::sm90ws {
 /// seqlen_q > 4096 (the hardware then balances dynamically; the same kernel code, each CTA's loop runs once).
 enum class WsSchedule { persistent, persistent_snake, tile_grid_long_causal };
 
+/// Run-time work order of the causal kernel. section_bytes: the K and V bytes of the (batch, head) pairs that one
+/// L2 section groups (work tiles of a section are taken m block by m block, its heads fastest, so concurrently
+/// running CTAs share K/V in L2; FlashAttention-3's tile scheduler groups 32 MiB of K/V the same way); 0: one
+/// section (all heads of an m block before the next m block). keys_ascending: key tiles first to last instead of
+/// last (the diagonal) to first, so the CTAs of one head that start together read the same K/V tiles together.
+struct WsOrder {
+  std::int64_t section_bytes = 0;
+  bool keys_ascending = false;
+};
+
 /// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
 /// warpgroups everywhere): BlockN 128 for head dims up to 192, 80 for 256 (224 KB of shared memory).
 template <int DQK, int DV, bool Causal>
@@ -82,7 +92,7 @@ inline std::int64_t ws_packed_batch_stride(std::int64_t rows, std::int64_t heads
 /// Errors: StatusCode::unsupported when a non-persistent grid would exceed 2^31-1 blocks;
 /// StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
 template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
-Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
+Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, const WsOrder& order = {}) {
   *launched = false;
   int sm_count = 0;
   if (p.head_dim_qk != Cfg::kDQK || p.head_dim_v != Cfg::kDV || !ws_tensors_ok(p) || !ws_device_ok(&sm_count))
@@ -149,6 +159,18 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;
+  {
+    const std::int64_t bh = static_cast<std::int64_t>(p.batch) * p.num_heads;
+    const std::int64_t kv_head_bytes = 2 * p.seqlen_k * (p.head_dim_qk + p.head_dim_v);  // one (batch, kv head)
+    std::int64_t section = bh;
+    if (order.section_bytes > 0) {
+      const std::int64_t kv_heads = order.section_bytes / (kv_head_bytes > 0 ? kv_head_bytes : 1);
+      section = (kv_heads > 1 ? kv_heads : 1) * p.group_size();
+      if (section > bh) section = bh;
+    }
+    a.section = static_cast<int>(section);
+    a.keys_ascending = order.keys_ascending ? 1 : 0;
+  }
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.cu_seqlens_k = p.cu_seqlens_k;
   a.total_q = static_cast<int>(p.total_q);
@@ -169,9 +191,9 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) 
 
 /// Runs the built-in sm_90a kernel of (DQK, DV) when it applies (see launch_ws).
 template <int DQK, int DV, WsSchedule Schedule = WsSchedule::persistent>
-Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched) {
-  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type, Schedule>(p, stream, launched)
-                  : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched);
+Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, const WsOrder& order = {}) {
+  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type, Schedule>(p, stream, launched, order)
+                  : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched, order);
 }
 
 }  // namespace zyfa::bf16::sm90ws

@@ -631,6 +631,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if (n == n_tiles - 1) release(bars + B::kQEmpty);
         mask(n);
         block_step();
+        // The block step must run while P.V is on the tensor cores: without this fence the compiler may sink its
+        // (register-only) arithmetic below the wait, and the two do not overlap.
+        fence_operand(s);
         wgmma_wait<0>();
         fence_operand(pv);
         fence_operand(p);
