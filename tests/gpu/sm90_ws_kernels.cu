@@ -3,11 +3,11 @@
 #include <zyfa/bf16/sm90/launch_ws.hpp>
 #include <zyfa/head_dims.hpp>
 
-#define ZYFA_WS_INSTANTIATE_(DQK, DV)                                                                \
-  template zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(const zyfa::AttentionParams&, \
-                                                                       zyfa::rt::stream_t, bool*);   \
-  template zyfa::Status                                                                              \
-  zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, zyfa::bf16::sm90ws::WsSchedule::persistent_snake>(  \
-      const zyfa::AttentionParams&, zyfa::rt::stream_t, bool*);
+#define ZYFA_WS_INSTANTIATE_(DQK, DV)                                                               \
+  template zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(                             \
+      const zyfa::AttentionParams&, zyfa::rt::stream_t, bool*, const zyfa::bf16::sm90ws::WsOrder&); \
+  template zyfa::Status                                                                             \
+  zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV, zyfa::bf16::sm90ws::WsSchedule::persistent_snake>( \
+      const zyfa::AttentionParams&, zyfa::rt::stream_t, bool*, const zyfa::bf16::sm90ws::WsOrder&);
 ZYFA_BUILTIN_HEAD_DIMS(ZYFA_WS_INSTANTIATE_)
 #undef ZYFA_WS_INSTANTIATE_

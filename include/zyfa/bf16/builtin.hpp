@@ -46,9 +46,9 @@ Status launch_builtin(const AttentionParams& params, rt::stream_t stream) {
 /// Explicit instantiation declaration / definition of launch_builtin<DQK, DV> (see the file comment), and with nvcc
 /// (ZYFA_BF16_SM90_WS) of the sm_90a pipeline's sm90ws::launch_builtin_ws<DQK, DV> that dispatch.hpp calls first.
 #if ZYFA_PLATFORM_CUDA && ZYFA_BF16_SM90_WS
-#define ZYFA_BF16_WS_TEMPLATE_(DQK, DV)                                                                  \
-  template ::zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>(const ::zyfa::AttentionParams&, \
-                                                                         ::zyfa::rt::stream_t, bool*);
+#define ZYFA_BF16_WS_TEMPLATE_(DQK, DV)                                   \
+  template ::zyfa::Status zyfa::bf16::sm90ws::launch_builtin_ws<DQK, DV>( \
+      const ::zyfa::AttentionParams&, ::zyfa::rt::stream_t, bool*, const ::zyfa::bf16::sm90ws::WsOrder&);
 #else
 #define ZYFA_BF16_WS_TEMPLATE_(DQK, DV)
 #endif
