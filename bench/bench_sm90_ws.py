@@ -55,6 +55,14 @@ class Zyfa:
         self.lib.zyfa_capi_set_ws_order(ctypes.c_longlong(section_bytes), ctypes.c_int(int(ascending)))
         return self(impl, *args)
 
+    def unpaired(self, impl, *args):
+        """impl 2-7 with the single-tile causal order (WsOrder::causal_pairs = false)."""
+        self.lib.zyfa_capi_set_ws_pairs(ctypes.c_int(0))
+        try:
+            return self(impl, *args)
+        finally:
+            self.lib.zyfa_capi_set_ws_pairs(ctypes.c_int(1))
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -65,7 +73,8 @@ def main():
     ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
     ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
     ap.add_argument("--schedules", action="store_true",
-                    help="causal shapes: also the sm_90a kernel's snake order and one-CTA-per-tile grid")
+                    help="causal shapes: also the sm_90a kernel's snake order, one-CTA-per-tile grid and "
+                         "single-tile order (no m-block pairs)")
     ap.add_argument("--orders", action="store_true",
                     help="also the sm_90a kernel's work orders (L2 sections, keys ascending) and hd128 BlockN 176")
     args = ap.parse_args()
@@ -101,6 +110,7 @@ def main():
                 if args.schedules and causal:
                     impls["zyfa_sm90a_snake"] = lambda: zy(2, q, k, v, out_mma, lse, causal)
                     impls["zyfa_sm90a_tilegrid"] = lambda: zy(3, q, k, v, out_mma, lse, causal)
+                    impls["zyfa_sm90a_singles"] = lambda: zy.unpaired(4, q, k, v, out_mma, lse, causal)
                 if args.orders:
                     t_args = (q, k, v, out_mma, lse, causal)
                     impls["zyfa_asc"] = lambda: zy.ordered(4, 0, 1, *t_args)

@@ -43,6 +43,9 @@ extern "C" void zyfa_capi_set_ws_order(long long section_bytes, int keys_ascendi
   g_order.keys_ascending = keys_ascending != 0;
 }
 
+/// WsOrder::causal_pairs of impls 2-7 from now on (1: balanced pairs of m blocks in causal calls, the default).
+extern "C" void zyfa_capi_set_ws_pairs(int pairs) { g_order.causal_pairs = pairs != 0; }
+
 namespace {
 zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stride) {
   zyfa::TensorRef t;

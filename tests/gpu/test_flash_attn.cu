@@ -834,6 +834,28 @@ TEST_CASE("sm_90a tile schedules (snake order, one CTA per tile for long causal 
   }
 }
 
+TEST_CASE("causal calls with at least one m-block pair per SM: the persistent grid's balanced pairs (sm_90a)") {
+  // 2 x 9 heads of 17 m blocks = 162 pairs (the middle block of each head alone) >= 132 SMs of an H100/H200: the
+  // sm_90a kernel takes the pairs order (launch_ws.hpp, WsOrder::causal_pairs; hd256 keeps the single-tile order).
+  for (auto& hd : kHeadDims) {
+    Case c;
+    c.dqk = hd[0];
+    c.dv = hd[1];
+    c.causal = true;
+    c.batch = 2;
+    c.heads = 9;
+    c.heads_k = 3;
+    c.seqlen_q = c.seqlen_k = 2113;
+    run_case(c, hd[0] == 128 ? 3 : 0);
+    if (hd[0] != 128) continue;
+    c.seqlen_k = 2500;  // bottom-right offset: unequal pairs
+    run_case(c);
+    c.seqlen_k = 1500;  // rows that see no key
+    c.poison_keys = {1000, 1499};
+    run_case(c);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Variable-length batches (zyfa::flash_attn_varlen_func): every element of out and softmax_lse bit for bit against
 // fixed-length calls on each sequence's rows of the same packed buffers.

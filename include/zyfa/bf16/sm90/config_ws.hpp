@@ -31,6 +31,13 @@ struct WsConfig {
   /// persistent producer needs more than 24 without spilling, and hd256 therefore takes BlockN 64, not 80).
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 256 <= 168 * 384, "WsConfig: register split over budget.");
+  /// The P.V wait of a key tile placed after the softmax so that the two overlap (fwd_kernel_ws.hpp explains how
+  /// ptxas is kept from hoisting it). With 64-key tiles (hd256: O takes 128 registers) P held live across the
+  /// softmax makes the consumers spill, so there the wait stays where ptxas puts it (before the softmax).
+  static constexpr bool kPvWaitAfterSoftmax = BlockN >= 128;
+  /// Causal work in balanced pairs of m blocks (fwd_kernel_ws.hpp, tile_at). Not built for 64-key tiles: the hd256
+  /// consumers have no register to spare for the pair arithmetic (they spill).
+  static constexpr bool kCausalPairs = BlockN >= 128;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).

@@ -9,10 +9,11 @@
 // arch/sm90_mbarrier.hpp with their PTX ISA sections.
 //
 // Work tile = 128 query rows of one (batch, head); the grid is persistent (min(tiles, SMs) CTAs looping over tiles
-// in a static order, tile_coord). Warpgroup 0 is the producer: its warp 0 loads the Q tile of each work tile once
-// and the K and V tiles of the visible key range, last tile first, into a ring of Stages buffers (128-byte swizzle),
-// each completing on its `full` mbarrier; warps 1-3 exit after giving their registers back. Consumer warpgroup c
-// (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile (FA3 "fwd_step"):
+// in a static order: tile_coord, or for causal calls balanced pairs of m blocks, tile_at). Warpgroup 0 is the producer:
+// its warp 0 loads the Q tile of each work tile once and the K and V tiles of the visible key range, last tile first,
+// into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier; warps 1-3 exit after giving
+// their registers back. Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile
+// (FA3 "fwd_step"):
 //   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
 //   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
@@ -69,6 +70,9 @@ struct WsArgs {
   /// Causal work order (tile_coord): (batch, head) pairs per L2 section, 1 .. batch * num_heads (= no sections).
   int section;
   int keys_ascending;  ///< 1: key tiles visited first to last; 0: last (diagonal) to first
+  /// Causal, persistent grid only: > 0 = each CTA takes pairs of m blocks (i, num_m_blocks - 1 - i) of one (batch,
+  /// head), heavy one first (tile_at), and this is the number of pairs; 0 = the single-tile order of tile_coord.
+  std::int64_t num_pairs;
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
@@ -138,6 +142,34 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
     m_block = static_cast<int>(t % a.num_m_blocks);
   }
   return {m_block, bh / a.num_heads, bh % a.num_heads};
+}
+
+/// The work tile of this CTA's loop step j: kTile (and *tc), kSkip (no tile at this step) or kDone (past the last).
+/// Single tiles: tile t = blockIdx.x + j * gridDim.x in tile_coord's order. Pairs (WsArgs::num_pairs > 0, kernels
+/// built with Pairs = WsConfig::kCausalPairs): pair
+/// q = blockIdx.x + (j / 2) * gridDim.x, pairs numbered (batch, head) by (batch, head) so that the CTAs running
+/// together work on one or two heads and share their K/V in L2; pair i of a head is m blocks num_m_blocks - 1 - i
+/// (step j even) and i (j odd; none for the middle block of an odd count). With the causal work of an m block
+/// growing linearly in it, every pair is the same work: the static round-robin stays balanced without the
+/// all-heads-at-once order whose K/V does not fit L2 (the balanced-pairs idea of striped / zigzag causal schedules).
+/// j is an int: a CTA's steps stay far below 2^31 for any tensor that fits a GPU (one register fewer in the loop).
+enum StepKind { kTile, kSkip, kDone };
+template <bool Snake, bool Pairs>
+__device__ __forceinline__ StepKind tile_at(const WsArgs& a, int j, TileCoord* tc) {
+  if (Pairs && a.num_pairs > 0) {
+    const std::int64_t q = blockIdx.x + static_cast<std::int64_t>(j >> 1) * gridDim.x;
+    if (q >= a.num_pairs) return kDone;
+    const int per_head = (a.num_m_blocks + 1) / 2;
+    const int bh = static_cast<int>(q / per_head), i = static_cast<int>(q % per_head);
+    const int heavy = a.num_m_blocks - 1 - i;
+    if ((j & 1) && i == heavy) return kSkip;
+    *tc = {(j & 1) ? i : heavy, bh / a.num_heads, bh % a.num_heads};
+    return kTile;
+  }
+  const std::int64_t t = blockIdx.x + static_cast<std::int64_t>(j) * gridDim.x;
+  if (t >= a.num_blocks) return kDone;
+  *tc = tile_coord<Snake>(a, t);
+  return kTile;
 }
 
 /// The sequence of a work tile: first query row q0() and first key k0() in the packed tensors (0 for fixed
@@ -255,8 +287,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
     std::uint32_t qfixes = 0;                 // varlen: Q tiles with rows zeroed
 #pragma unroll 1
-    for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-      const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
+    for (int j = 0;; ++j) {
+      detail::TileCoord tc;
+      const detail::StepKind step = detail::tile_at<Snake, Cfg::kCausalPairs>(a, j, &tc);
+      if (step == detail::kDone) break;
+      if (step == detail::kSkip) continue;
       const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
       detail::WsSeq<Varlen> sq{a};
       if (!sq.load(b, m0)) continue;
@@ -399,8 +434,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   std::uint32_t kc = 0, vc = 0;
   bool store_pending = false;  // thread wtid == 0: a TMA store of this warpgroup may still read o_base
 #pragma unroll 1
-  for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-    const detail::TileCoord tc = detail::tile_coord<Snake>(a, t);
+  for (int j = 0;; ++j) {
+    detail::TileCoord tc;
+    const detail::StepKind step = detail::tile_at<Snake, Cfg::kCausalPairs>(a, j, &tc);
+    if (step == detail::kDone) break;
+    if (step == detail::kSkip) continue;
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
     detail::WsSeq<Varlen> sq{a};
     if (!sq.load(b, m0)) continue;  // the producer skips it too
@@ -555,10 +593,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         fence_operand(s);
         fence_operand(l);
         fence_operand(corr);
-        wgmma_wait<0>();
-        fence_operand(o);
-        fence_operand(p);
-        release(bars + B::kVEmpty + 8 * vs);
+        auto finish_pv = [&]() {
+          wgmma_wait<0>();
+          fence_operand(o);
+          fence_operand(p);
+          release(bars + B::kVEmpty + 8 * vs);
+        };
+        if constexpr (Cfg::kPvWaitAfterSoftmax) {
+          // The P.V wait in both arms of a branch on the softmax's row sum: ptxas does not move it above the branch.
+          // Issued right after the softmax, ptxas hoisted the wait above the whole softmax (that frees P's registers
+          // for the softmax's temporaries: the SASS had WARPGROUP.DEPBAR.LE gsb0, 0x0 before the first MUFU.EX2),
+          // and the softmax never overlapped the P.V. l >= 0 or NaN, so every thread takes the first arm and all
+          // warps of the warpgroup reach the same wait (wgmma.wait_group is .aligned: a branch on the per-warp vote
+          // `grew` around the wait would break that).
+          if (!(l[0] < 0.0f)) {
+            finish_pv();
+          } else {
+            finish_pv();
+            l[0] = 0.0f;
+          }
+        } else {
+          finish_pv();
+        }
         if (grew) {
 #pragma unroll
           for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];

@@ -17,7 +17,8 @@
 namespace zyfa::bf16::sm90ws {
 
 /// How work tiles reach CTAs. `persistent` (the default; what flash_attn_func uses and the H200 suite tested):
-/// min(tiles, SMs) CTAs, static round-robin, causal heaviest first. The other two address the causal imbalance that
+/// min(tiles, SMs) CTAs, static round-robin; causal: balanced pairs of m blocks of one head (WsOrder::causal_pairs),
+/// or heaviest first when there are fewer pairs than SMs. The other two address the causal imbalance that
 /// ncu shows (8% idle SM cycles at hd128 causal 8K, docs/sm90-wgmma.md) and are not yet measured with this kernel:
 /// `persistent_snake` reverses every other round; `tile_grid_long_causal` launches one CTA per tile when causal and
 /// seqlen_q > 4096 (the hardware then balances dynamically; the same kernel code, each CTA's loop runs once).
@@ -28,9 +29,13 @@ enum class WsSchedule { persistent, persistent_snake, tile_grid_long_causal };
 /// running CTAs share K/V in L2; FlashAttention-3's tile scheduler groups 32 MiB of K/V the same way); 0: one
 /// section (all heads of an m block before the next m block). keys_ascending: key tiles first to last instead of
 /// last (the diagonal) to first, so the CTAs of one head that start together read the same K/V tiles together.
+/// causal_pairs: with WsSchedule::persistent, causal fixed-length calls whose (batch, head) pairs of m blocks
+/// number at least the SMs take them as balanced pairs (fwd_kernel_ws.hpp, tile_at; section_bytes then does not
+/// apply; not hd256: WsConfig::kCausalPairs); false: the single-tile order.
 struct WsOrder {
   std::int64_t section_bytes = 0;
   bool keys_ascending = false;
+  bool causal_pairs = true;
 };
 
 /// The sm_90a tile of a built-in head-dim pair (FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2 consumer
@@ -170,6 +175,11 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
     }
     a.section = static_cast<int>(section);
     a.keys_ascending = order.keys_ascending ? 1 : 0;
+    // Balanced pairs of m blocks (fwd_kernel_ws.hpp, tile_at) when every CTA of the persistent grid gets one.
+    const std::int64_t n_pairs = bh * ((blocks / bh + 1) / 2);
+    const bool pairs = Cfg::kCausalPairs && order.causal_pairs && p.causal && !varlen && persistent &&
+                       Schedule == WsSchedule::persistent && n_pairs >= sm_count;
+    a.num_pairs = pairs ? n_pairs : 0;
   }
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.cu_seqlens_k = p.cu_seqlens_k;
