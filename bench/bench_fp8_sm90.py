@@ -174,6 +174,8 @@ def speed(args, zy, fa3_fn, sampler, dev, date):
                     ("zyfa", "e4m3fn"): lambda: zy.fp8(0, q8, k8, v8, out, lse, causal, (qd, kd, vd)),
                     ("zyfa_exp2", "e4m3fn"): lambda: zy.fp8(1, q8, k8, v8, out2, lse, causal, (qd, kd, vd)),
                 }
+                if causal:  # the single-tile causal order, against the balanced m-block pairs of mode 0
+                    impls[("zyfa_singles", "e4m3fn")] = lambda: zy.fp8(2, q8, k8, v8, out2, lse, causal, (qd, kd, vd))
                 if fa3_fn is not None:
                     impls[("fa3", "e4m3fn")] = lambda: fa3_fn(q8, k8, v8, causal=causal, q_descale=desc[0],
                                                               k_descale=desc[1], v_descale=desc[2])

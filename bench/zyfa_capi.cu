@@ -107,8 +107,9 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
 }
 
 /// FP8: mode 0 = zyfa::flash_attn_func on e4m3fn inputs (the sm_90a kernel, Lean P); mode 1 = the same kernel with
-/// PMode::exp2 (the zyfa_exact ablation). q/k/v: e4m3fn BSHD device pointers, out bf16; descales per tensor; lse as
-/// zyfa_capi_fwd. Returns 0, or 1 with zyfa's message in `err`.
+/// PMode::exp2 (the zyfa_exact ablation); mode 2 = Lean P in the single-tile causal order (no m-block pairs). q/k/v:
+/// e4m3fn BSHD device pointers, out bf16; descales per tensor; lse as zyfa_capi_fwd. Returns 0, or 1 with zyfa's
+/// message in `err`.
 extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, const std::int64_t* qst, void* k,
                                  const std::int64_t* ks, const std::int64_t* kst, void* v, const std::int64_t* vs,
                                  const std::int64_t* vst, void* o, const std::int64_t* os, const std::int64_t* ost,
@@ -130,7 +131,10 @@ extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, cons
   } else {
     zyfa::AttentionParams p;
     s = zyfa::make_params(tq, tk, tv, ref(o, os, ost), lse, opt, &p);
-    if (s) s = mode == 1 ? f8::launch_builtin(p, st, f8::PMode::exp2) : zyfa::Status::invalid("mode: 0 or 1");
+    if (s)
+      s = mode == 1   ? f8::launch_builtin(p, st, f8::PMode::exp2)
+          : mode == 2 ? f8::launch_builtin(p, st, f8::PMode::lean_p, /*causal_pairs=*/false)
+                      : zyfa::Status::invalid("mode: 0, 1 or 2");
   }
   if (s.ok()) return 0;
   std::snprintf(err, static_cast<size_t>(err_len), "%s", s.message.c_str());

@@ -491,6 +491,26 @@ TEST_CASE("the exp2 ablation (PMode::exp2) against the zyfa_exact recipe") {
     }
 }
 
+TEST_CASE("causal calls with at least one m-block pair per SM: the balanced pairs order (arch/sm90_work_order.hpp)") {
+  // 16 heads of 17 m blocks = 144 pairs (the middle block of each head alone) >= 132 SMs of an H100/H200.
+  Case c;
+  c.sq = c.sk = 2100;
+  c.h = 16;
+  c.hk = 4;
+  c.causal = true;
+  c.repeats = 3;
+  double fro = 0;
+  const Result r = run(c);
+  CHECK(r.identical);
+  check(c, r, 1.0 / 64, 7.0 / 32, kLseTolRandom, &fro);
+  CHECK(fro < kFroTol);
+  c.dqk = 192;  // bottom-right offset: unequal pairs
+  c.sk = 2600;
+  c.repeats = 1;
+  check(c, run(c), 1.0 / 64, 7.0 / 32, kLseTolRandom, &fro);
+  CHECK(fro < kFroTol);
+}
+
 TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
   Case c;
   c.sq = 1000;

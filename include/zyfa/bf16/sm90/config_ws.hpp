@@ -35,9 +35,6 @@ struct WsConfig {
   /// ptxas is kept from hoisting it). With 64-key tiles (hd256: O takes 128 registers) P held live across the
   /// softmax makes the consumers spill, so there the wait stays where ptxas puts it (before the softmax).
   static constexpr bool kPvWaitAfterSoftmax = BlockN >= 128;
-  /// Causal work in balanced pairs of m blocks (fwd_kernel_ws.hpp, tile_at). Not built for 64-key tiles: the hd256
-  /// consumers have no register to spare for the pair arithmetic (they spill).
-  static constexpr bool kCausalPairs = BlockN >= 128;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).

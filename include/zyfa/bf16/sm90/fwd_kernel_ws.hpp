@@ -41,6 +41,7 @@
 #include "../../arch/sm90_mbarrier.hpp"
 #include "../../arch/sm90_tma.hpp"
 #include "../../arch/sm90_wgmma.hpp"
+#include "../../arch/sm90_work_order.hpp"
 #include "../../numeric/constants.hpp"
 #include "../../platform/platform.hpp"
 #include "config_ws.hpp"
@@ -70,9 +71,10 @@ struct WsArgs {
   /// Causal work order (tile_coord): (batch, head) pairs per L2 section, 1 .. batch * num_heads (= no sections).
   int section;
   int keys_ascending;  ///< 1: key tiles visited first to last; 0: last (diagonal) to first
-  /// Causal, persistent grid only: > 0 = each CTA takes pairs of m blocks (i, num_m_blocks - 1 - i) of one (batch,
-  /// head), heavy one first (tile_at), and this is the number of pairs; 0 = the single-tile order of tile_coord.
-  std::int64_t num_pairs;
+  /// Causal, persistent grid only: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many;
+  /// 0 = the single-tile order of tile_coord.
+  int num_pairs;
+  std::int64_t num_steps;  ///< the CTAs' loop bound: num_blocks, or causal_pair_steps for the pairs order
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
@@ -116,9 +118,9 @@ __device__ __forceinline__ bool bf16_nonfinite(std::uint32_t bits) { return (bit
 /// of gridDim.x tiles is taken in reverse, so that the CTA that got the heaviest tile of one round gets the lightest
 /// of the next. Non-causal: the m blocks of one (batch, head) consecutive, so that the CTAs running together share
 /// K and V in L2.
-struct TileCoord {
-  int m_block, b, h;
-};
+using arch::sm90::causal_pair_step;
+using arch::sm90::WorkStep;
+using TileCoord = arch::sm90::WorkTile;
 template <bool Snake>
 __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t) {
   const int bh_count = a.batch * a.num_heads;
@@ -144,32 +146,13 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
   return {m_block, bh / a.num_heads, bh % a.num_heads};
 }
 
-/// The work tile of this CTA's loop step j: kTile (and *tc), kSkip (no tile at this step) or kDone (past the last).
-/// Single tiles: tile t = blockIdx.x + j * gridDim.x in tile_coord's order. Pairs (WsArgs::num_pairs > 0, kernels
-/// built with Pairs = WsConfig::kCausalPairs): pair
-/// q = blockIdx.x + (j / 2) * gridDim.x, pairs numbered (batch, head) by (batch, head) so that the CTAs running
-/// together work on one or two heads and share their K/V in L2; pair i of a head is m blocks num_m_blocks - 1 - i
-/// (step j even) and i (j odd; none for the middle block of an odd count). With the causal work of an m block
-/// growing linearly in it, every pair is the same work: the static round-robin stays balanced without the
-/// all-heads-at-once order whose K/V does not fit L2 (the balanced-pairs idea of striped / zigzag causal schedules).
-/// j is an int: a CTA's steps stay far below 2^31 for any tensor that fits a GPU (one register fewer in the loop).
-enum StepKind { kTile, kSkip, kDone };
-template <bool Snake, bool Pairs>
-__device__ __forceinline__ StepKind tile_at(const WsArgs& a, int j, TileCoord* tc) {
-  if (Pairs && a.num_pairs > 0) {
-    const std::int64_t q = blockIdx.x + static_cast<std::int64_t>(j >> 1) * gridDim.x;
-    if (q >= a.num_pairs) return kDone;
-    const int per_head = (a.num_m_blocks + 1) / 2;
-    const int bh = static_cast<int>(q / per_head), i = static_cast<int>(q % per_head);
-    const int heavy = a.num_m_blocks - 1 - i;
-    if ((j & 1) && i == heavy) return kSkip;
-    *tc = {(j & 1) ? i : heavy, bh / a.num_heads, bh % a.num_heads};
-    return kTile;
-  }
-  const std::int64_t t = blockIdx.x + static_cast<std::int64_t>(j) * gridDim.x;
-  if (t >= a.num_blocks) return kDone;
+/// The work tile of loop step t (t = blockIdx.x, + gridDim.x, ... below WsArgs::num_steps): tile t in tile_coord's
+/// order, or (WsArgs::num_pairs > 0) the balanced pairs of arch/sm90_work_order.hpp.
+template <bool Snake>
+__device__ __forceinline__ WorkStep tile_at(const WsArgs& a, std::int64_t t, TileCoord* tc) {
+  if (a.num_pairs > 0) return causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, tc);
   *tc = tile_coord<Snake>(a, t);
-  return kTile;
+  return WorkStep::tile;
 }
 
 /// The sequence of a work tile: first query row q0() and first key k0() in the packed tensors (0 for fixed
@@ -287,11 +270,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
     std::uint32_t qfixes = 0;                 // varlen: Q tiles with rows zeroed
 #pragma unroll 1
-    for (int j = 0;; ++j) {
+    for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
       detail::TileCoord tc;
-      const detail::StepKind step = detail::tile_at<Snake, Cfg::kCausalPairs>(a, j, &tc);
-      if (step == detail::kDone) break;
-      if (step == detail::kSkip) continue;
+      if (detail::tile_at<Snake>(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
       const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
       detail::WsSeq<Varlen> sq{a};
       if (!sq.load(b, m0)) continue;
@@ -434,11 +415,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   std::uint32_t kc = 0, vc = 0;
   bool store_pending = false;  // thread wtid == 0: a TMA store of this warpgroup may still read o_base
 #pragma unroll 1
-  for (int j = 0;; ++j) {
+  for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
     detail::TileCoord tc;
-    const detail::StepKind step = detail::tile_at<Snake, Cfg::kCausalPairs>(a, j, &tc);
-    if (step == detail::kDone) break;
-    if (step == detail::kSkip) continue;
+    if (detail::tile_at<Snake>(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
     detail::WsSeq<Varlen> sq{a};
     if (!sq.load(b, m0)) continue;  // the producer skips it too

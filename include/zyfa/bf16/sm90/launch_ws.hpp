@@ -30,8 +30,8 @@ enum class WsSchedule { persistent, persistent_snake, tile_grid_long_causal };
 /// section (all heads of an m block before the next m block). keys_ascending: key tiles first to last instead of
 /// last (the diagonal) to first, so the CTAs of one head that start together read the same K/V tiles together.
 /// causal_pairs: with WsSchedule::persistent, causal fixed-length calls whose (batch, head) pairs of m blocks
-/// number at least the SMs take them as balanced pairs (fwd_kernel_ws.hpp, tile_at; section_bytes then does not
-/// apply; not hd256: WsConfig::kCausalPairs); false: the single-tile order.
+/// number at least the SMs take them as balanced pairs (arch/sm90_work_order.hpp; section_bytes then does not
+/// apply); false: the single-tile order.
 struct WsOrder {
   std::int64_t section_bytes = 0;
   bool keys_ascending = false;
@@ -175,11 +175,12 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
     }
     a.section = static_cast<int>(section);
     a.keys_ascending = order.keys_ascending ? 1 : 0;
-    // Balanced pairs of m blocks (fwd_kernel_ws.hpp, tile_at) when every CTA of the persistent grid gets one.
-    const std::int64_t n_pairs = bh * ((blocks / bh + 1) / 2);
-    const bool pairs = Cfg::kCausalPairs && order.causal_pairs && p.causal && !varlen && persistent &&
-                       Schedule == WsSchedule::persistent && n_pairs >= sm_count;
-    a.num_pairs = pairs ? n_pairs : 0;
+    // Balanced pairs of m blocks (arch/sm90_work_order.hpp) when every CTA of the persistent grid gets one.
+    const std::int64_t n_pairs = arch::sm90::causal_pair_count(bh, a.num_m_blocks);
+    const bool pairs = order.causal_pairs && p.causal && !varlen && persistent && Schedule == WsSchedule::persistent &&
+                       n_pairs >= sm_count && n_pairs < arch::sm90::kMaxCausalPairs;
+    a.num_pairs = pairs ? static_cast<int>(n_pairs) : 0;
+    a.num_steps = pairs ? arch::sm90::causal_pair_steps(n_pairs, sm_count) : blocks;
   }
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.cu_seqlens_k = p.cu_seqlens_k;

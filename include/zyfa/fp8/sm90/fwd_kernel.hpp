@@ -42,6 +42,7 @@
 #include "../../arch/sm90_mbarrier.hpp"
 #include "../../arch/sm90_tma.hpp"
 #include "../../arch/sm90_wgmma.hpp"
+#include "../../arch/sm90_work_order.hpp"
 #include "../../numeric/constants.hpp"
 #include "../../numeric/lean_p.hpp"
 #include "../../platform/platform.hpp"
@@ -63,6 +64,9 @@ struct Fp8Args {
   std::int64_t v_batch_stride, v_row_stride, v_head_stride;
   std::int64_t o_batch_stride, o_row_stride, o_head_stride;
   std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
+  /// Causal: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many; 0 = tile_coord's order.
+  int num_pairs;
+  std::int64_t num_steps;  ///< the CTAs' loop bound: num_blocks, or causal_pair_steps for the pairs order
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
   int num_m_blocks;   ///< ceil(seqlen_q / 128)
   int causal;         ///< 0 or 1
@@ -117,9 +121,7 @@ __device__ __forceinline__ std::uint32_t pack4(std::uint32_t w0, std::uint32_t w
 }
 #endif
 
-struct TileCoord {
-  int m_block, b, h;
-};
+using TileCoord = arch::sm90::WorkTile;
 /// Work tile t -> (m block, batch, head): causal, the heaviest m blocks first over all heads; non-causal, the m
 /// blocks of one (batch, head) consecutive (as the BF16 kernel).
 __device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t) {
@@ -133,6 +135,13 @@ __device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t
     m_block = static_cast<int>(t % a.num_m_blocks);
   }
   return {m_block, bh / a.num_heads, bh % a.num_heads};
+}
+
+/// The work tile of this CTA's loop step j: tile blockIdx.x + j * gridDim.x of tile_coord, or the pairs order.
+__device__ __forceinline__ arch::sm90::WorkStep tile_at(const Fp8Args& a, std::int64_t t, TileCoord* tc) {
+  if (a.num_pairs > 0) return arch::sm90::causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, tc);
+  *tc = tile_coord(a, t);
+  return arch::sm90::WorkStep::tile;
 }
 
 /// Key tiles of 64 visible to query rows [m0, m0 + 128).
@@ -208,8 +217,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       int kq = 0;
       std::uint32_t kc = 0, vc = 0;
 #pragma unroll 1
-      for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-        const detail::TileCoord tc = detail::tile_coord(a, t);
+      for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
+        detail::TileCoord tc;
+        if (detail::tile_at(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
         const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
         const int n_tiles = detail::visible_key_tiles(a, m0);
         if (n_tiles == 0) continue;
@@ -249,8 +259,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
     int kq = 0;
     std::uint32_t vc = 0;
 #pragma unroll 1
-    for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-      const detail::TileCoord tc = detail::tile_coord(a, t);
+    for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
+      detail::TileCoord tc;
+      if (detail::tile_at(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
       const int m0 = tc.m_block * 128;
       const int n_tiles = detail::visible_key_tiles(a, m0);
       if (n_tiles == 0) continue;
@@ -354,8 +365,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   std::uint32_t kc = 0, vc = 0;
   bool store_pending = false;
 #pragma unroll 1
-  for (std::int64_t t = blockIdx.x; t < a.num_blocks; t += gridDim.x) {
-    const detail::TileCoord tc = detail::tile_coord(a, t);
+  for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
+    detail::TileCoord tc;
+    if (detail::tile_at(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
     const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
     const int n_tiles = detail::visible_key_tiles(a, m0);
 

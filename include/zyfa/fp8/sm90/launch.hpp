@@ -51,9 +51,10 @@ inline std::string tensors_unusable(const AttentionParams& p) {
 /// Launches fwd_kernel<Cfg> for validated e4m3fn params (make_params) with head dims (Cfg::kDQK, Cfg::kDV).
 /// Errors: StatusCode::unsupported when the device is not an sm_90a GPU with this kernel compiled, or the tensors
 /// cannot be addressed by TMA (tensors_unusable names the argument); StatusCode::runtime_error when the
-/// shared-memory opt-in or the launch fails.
+/// shared-memory opt-in or the launch fails. causal_pairs: causal calls with at least one m-block pair per SM take
+/// the balanced pairs order (arch/sm90_work_order.hpp); false: the single-tile order (for comparison).
 template <class Cfg>
-Status launch(const AttentionParams& p, rt::stream_t stream) {
+Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs = true) {
   int sm_count = 0;
   if (!device_ok(&sm_count))
     return Status::unsupported(
@@ -94,6 +95,12 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
   a.o_row_stride = p.out_row_stride;
   a.o_head_stride = p.out_head_stride;
   a.num_blocks = blocks;
+  // Causal: balanced pairs of m blocks (arch/sm90_work_order.hpp) when every CTA gets one.
+  const std::int64_t n_pairs = arch::sm90::causal_pair_count(
+      p.batch * p.num_heads, static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM));
+  const bool pairs = causal_pairs && p.causal && n_pairs >= sm_count && n_pairs < arch::sm90::kMaxCausalPairs;
+  a.num_pairs = pairs ? static_cast<int>(n_pairs) : 0;
+  a.num_steps = pairs ? arch::sm90::causal_pair_steps(n_pairs, sm_count) : blocks;
   a.batch = static_cast<int>(p.batch);
   a.seqlen_q = static_cast<int>(p.seqlen_q);
   a.seqlen_k = static_cast<int>(p.seqlen_k);
@@ -118,19 +125,21 @@ Status launch(const AttentionParams& p, rt::stream_t stream) {
 }
 
 /// The built-in sm_90a FP8 kernels: head dims (128, 128) and (192, 128), e4m3fn, `mode` PMode::lean_p (the `zyfa`
-/// recipe, what flash_attn_func runs) or PMode::exp2 (the `zyfa_exact` ablation). Errors: as launch; unsupported
-/// naming head_dim for other head dims and naming q for e4m3fnuz (an AMD format; Hopper's is e4m3fn).
-inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream, PMode mode = PMode::lean_p) {
+/// recipe, what flash_attn_func runs) or PMode::exp2 (the `zyfa_exact` ablation); causal_pairs as launch. Errors: as
+/// launch; unsupported naming head_dim for other head dims and naming q for e4m3fnuz (an AMD format; Hopper's is
+/// e4m3fn).
+inline Status launch_builtin(const AttentionParams& p, rt::stream_t stream, PMode mode = PMode::lean_p,
+                             bool causal_pairs = true) {
   if (p.qkv_dtype != DType::e4m3fn)
     return Status::unsupported(std::string("q: dtype ") + dtype_name(p.qkv_dtype) +
                                " has no kernel on NVIDIA GPUs (their FP8 format is e4m3fn)");
   const bool lean = mode == PMode::lean_p;
   if (p.head_dim_qk == 128 && p.head_dim_v == 128)
-    return lean ? launch<Fp8Config<128, 128, PMode::lean_p>>(p, stream)
-                : launch<Fp8Config<128, 128, PMode::exp2>>(p, stream);
+    return lean ? launch<Fp8Config<128, 128, PMode::lean_p>>(p, stream, causal_pairs)
+                : launch<Fp8Config<128, 128, PMode::exp2>>(p, stream, causal_pairs);
   if (p.head_dim_qk == 192 && p.head_dim_v == 128)
-    return lean ? launch<Fp8Config<192, 128, PMode::lean_p>>(p, stream)
-                : launch<Fp8Config<192, 128, PMode::exp2>>(p, stream);
+    return lean ? launch<Fp8Config<192, 128, PMode::lean_p>>(p, stream, causal_pairs)
+                : launch<Fp8Config<192, 128, PMode::exp2>>(p, stream, causal_pairs);
   return Status::unsupported(
       "head_dim: the sm_90a FP8 kernel is built for (head_dim_qk, head_dim_v) = (128, 128) and "
       "(192, 128), got (" +
