@@ -3,10 +3,10 @@
 #include <zyfa/fp8/sm90/launch.hpp>
 
 template zyfa::Status zyfa::fp8::sm90::launch<zyfa::fp8::sm90::Fp8Config<128, 128, zyfa::fp8::sm90::PMode::lean_p>>(
-    const zyfa::AttentionParams&, zyfa::rt::stream_t);
+    const zyfa::AttentionParams&, zyfa::rt::stream_t, bool);
 template zyfa::Status zyfa::fp8::sm90::launch<zyfa::fp8::sm90::Fp8Config<128, 128, zyfa::fp8::sm90::PMode::exp2>>(
-    const zyfa::AttentionParams&, zyfa::rt::stream_t);
+    const zyfa::AttentionParams&, zyfa::rt::stream_t, bool);
 template zyfa::Status zyfa::fp8::sm90::launch<zyfa::fp8::sm90::Fp8Config<192, 128, zyfa::fp8::sm90::PMode::lean_p>>(
-    const zyfa::AttentionParams&, zyfa::rt::stream_t);
+    const zyfa::AttentionParams&, zyfa::rt::stream_t, bool);
 template zyfa::Status zyfa::fp8::sm90::launch<zyfa::fp8::sm90::Fp8Config<192, 128, zyfa::fp8::sm90::PMode::exp2>>(
-    const zyfa::AttentionParams&, zyfa::rt::stream_t);
+    const zyfa::AttentionParams&, zyfa::rt::stream_t, bool);
