@@ -24,24 +24,29 @@ struct WorkTile {
 /// an odd count).
 enum class WorkStep { tile, skip };
 
-/// The number of m-block pairs of a call: (batch * num_heads) * ceil(num_m_blocks / 2). The host uses the pairs
-/// order when this is at least the grid size (every CTA gets a pair) and below kMaxCausalPairs.
-inline std::int64_t causal_pair_count(std::int64_t batch_heads, int num_m_blocks) {
-  return batch_heads * ((num_m_blocks + 1) / 2);
-}
-/// Pair indices are 32-bit on the device (fewer registers than 64-bit division in kernels that have none to spare);
-/// 2^30 pairs are 2^38 query rows, beyond any tensor that fits a GPU.
-constexpr std::int64_t kMaxCausalPairs = std::int64_t{1} << 30;
+/// The kernel arguments of a work order: num_pairs > 0 selects the pairs order (that many pairs), 0 the single-tile
+/// order; num_steps is the CTAs' loop bound (t = blockIdx.x, + grid, ... below it).
+struct WorkOrderArgs {
+  int num_pairs;
+  std::int64_t num_steps;
+};
 
-/// The loop bound of the pairs order: every CTA runs 2 * ceil(num_pairs / grid) steps t = blockIdx.x, + grid, ...
-/// (the steps past the last pair are skipped), so the kernels keep their single-tile loop (one 64-bit index).
-inline std::int64_t causal_pair_steps(std::int64_t num_pairs, std::int64_t grid) {
-  return 2 * grid * ((num_pairs + grid - 1) / grid);
+/// The host's choice for a launch of `grid` persistent CTAs over `blocks` work tiles ((batch * num_heads) *
+/// num_m_blocks): the pairs order when `use_pairs` (causal, fixed length, persistent) and every CTA gets a pair,
+/// (batch * num_heads) * ceil(num_m_blocks / 2) >= grid; then each CTA runs 2 * ceil(pairs / grid) steps (those past
+/// the last pair are skipped), so the kernels keep their single-tile loop (one 64-bit index). Pair indices are
+/// 32-bit on the device (fewer registers than 64-bit division in kernels that have none to spare): calls of 2^30
+/// pairs or more (2^38 query rows, beyond any tensor that fits a GPU) keep the single-tile order.
+inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads, int num_m_blocks, std::int64_t blocks,
+                                       std::int64_t grid) {
+  const std::int64_t pairs = batch_heads * ((num_m_blocks + 1) / 2);
+  if (!use_pairs || pairs < grid || pairs >= (std::int64_t{1} << 30)) return {0, blocks};
+  return {static_cast<int>(pairs), 2 * grid * ((pairs + grid - 1) / grid)};
 }
 
 #if ZYFA_PLATFORM_CUDA
 /// Loop step t (= blockIdx.x + k * gridDim.x) of the pairs order: pair q = blockIdx.x + (k / 2) * gridDim.x (skip
-/// from num_pairs on, num_pairs < kMaxCausalPairs); pair i of its (batch, head) is m block num_m_blocks - 1 - i at
+/// from num_pairs on, num_pairs < 2^30); pair i of its (batch, head) is m block num_m_blocks - 1 - i at
 /// even k (the heavy one first) and i at odd k.
 __device__ __forceinline__ WorkStep causal_pair_step(std::int64_t t, int num_pairs, int num_m_blocks, int num_heads,
                                                      WorkTile* tile) {

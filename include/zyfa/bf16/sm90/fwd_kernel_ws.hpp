@@ -74,7 +74,7 @@ struct WsArgs {
   /// Causal, persistent grid only: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many;
   /// 0 = the single-tile order of tile_coord.
   int num_pairs;
-  std::int64_t num_steps;  ///< the CTAs' loop bound: num_blocks, or causal_pair_steps for the pairs order
+  std::int64_t num_steps;  ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).

@@ -176,11 +176,11 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
     a.section = static_cast<int>(section);
     a.keys_ascending = order.keys_ascending ? 1 : 0;
     // Balanced pairs of m blocks (arch/sm90_work_order.hpp) when every CTA of the persistent grid gets one.
-    const std::int64_t n_pairs = arch::sm90::causal_pair_count(bh, a.num_m_blocks);
-    const bool pairs = order.causal_pairs && p.causal && !varlen && persistent && Schedule == WsSchedule::persistent &&
-                       n_pairs >= sm_count && n_pairs < arch::sm90::kMaxCausalPairs;
-    a.num_pairs = pairs ? static_cast<int>(n_pairs) : 0;
-    a.num_steps = pairs ? arch::sm90::causal_pair_steps(n_pairs, sm_count) : blocks;
+    const arch::sm90::WorkOrderArgs wo = arch::sm90::causal_work_order(
+        order.causal_pairs && p.causal && !varlen && persistent && Schedule == WsSchedule::persistent, bh,
+        a.num_m_blocks, blocks, sm_count);
+    a.num_pairs = wo.num_pairs;
+    a.num_steps = wo.num_steps;
   }
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.cu_seqlens_k = p.cu_seqlens_k;

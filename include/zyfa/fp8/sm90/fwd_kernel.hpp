@@ -66,7 +66,7 @@ struct Fp8Args {
   std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
   /// Causal: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many; 0 = tile_coord's order.
   int num_pairs;
-  std::int64_t num_steps;  ///< the CTAs' loop bound: num_blocks, or causal_pair_steps for the pairs order
+  std::int64_t num_steps;  ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
   int num_m_blocks;   ///< ceil(seqlen_q / 128)
   int causal;         ///< 0 or 1

@@ -96,11 +96,11 @@ Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs =
   a.o_head_stride = p.out_head_stride;
   a.num_blocks = blocks;
   // Causal: balanced pairs of m blocks (arch/sm90_work_order.hpp) when every CTA gets one.
-  const std::int64_t n_pairs = arch::sm90::causal_pair_count(
-      p.batch * p.num_heads, static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM));
-  const bool pairs = causal_pairs && p.causal && n_pairs >= sm_count && n_pairs < arch::sm90::kMaxCausalPairs;
-  a.num_pairs = pairs ? static_cast<int>(n_pairs) : 0;
-  a.num_steps = pairs ? arch::sm90::causal_pair_steps(n_pairs, sm_count) : blocks;
+  const arch::sm90::WorkOrderArgs wo =
+      arch::sm90::causal_work_order(causal_pairs && p.causal, p.batch * p.num_heads,
+                                    static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), blocks, sm_count);
+  a.num_pairs = wo.num_pairs;
+  a.num_steps = wo.num_steps;
   a.batch = static_cast<int>(p.batch);
   a.seqlen_q = static_cast<int>(p.seqlen_q);
   a.seqlen_k = static_cast<int>(p.seqlen_k);
