@@ -174,6 +174,9 @@ def speed(args, zy, fa3_fn, sampler, dev, date):
                     ("zyfa", "e4m3fn"): lambda: zy.fp8(0, q8, k8, v8, out, lse, causal, (qd, kd, vd)),
                     ("zyfa_exp2", "e4m3fn"): lambda: zy.fp8(1, q8, k8, v8, out2, lse, causal, (qd, kd, vd)),
                 }
+                if args.base is not None:
+                    impls[("zyfa_base", "e4m3fn")] = lambda: args.base.fp8(0, q8, k8, v8, out2, lse, causal,
+                                                                           (qd, kd, vd))
                 if causal:  # the single-tile causal order, against the balanced m-block pairs of mode 0
                     impls[("zyfa_singles", "e4m3fn")] = lambda: zy.fp8(2, q8, k8, v8, out2, lse, causal, (qd, kd, vd))
                 if fa3_fn is not None:
@@ -312,9 +315,12 @@ def main():
     ap.add_argument("--activations", default="data/activations")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--no-bf16", action="store_true", help="FP8 implementations only")
+    ap.add_argument("--baseline", help="a second build of bench/zyfa_capi.cu (e.g. of an earlier commit), timed in "
+                                       "the same pass as impl zyfa_base")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = ZyfaFp8(args.lib)
+    args.base = ZyfaFp8(args.baseline) if args.baseline else None
     try:
         import fa3_fwd_interface as fa3
         fa3_fn = fa3.flash_attn_func

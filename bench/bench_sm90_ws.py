@@ -7,7 +7,9 @@ no torch extension is compiled on the GPU machine. Method as bench/bench_h200.py
 BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls;
 TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
     python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out DIR [--dims 128,128 ...] [--seqlens ...]
-Writes DIR/results.csv (bench/results.csv columns; impl zyfa_sm90a, zyfa_mma, sdpa_flash, sdpa_cudnn, fa3).
+        [--baseline OTHER_BUILD.so]
+Writes DIR/results.csv (bench/results.csv columns; impl zyfa_sm90a, zyfa_mma, sdpa_flash, sdpa_cudnn, fa3, and
+zyfa_sm90a_base for the baseline build).
 """
 import argparse
 import csv
@@ -75,11 +77,14 @@ def main():
     ap.add_argument("--schedules", action="store_true",
                     help="causal shapes: also the sm_90a kernel's snake order, one-CTA-per-tile grid and "
                          "single-tile order (no m-block pairs)")
+    ap.add_argument("--baseline", help="a second build of bench/zyfa_capi.cu (e.g. of an earlier commit), timed in "
+                                       "the same pass as impl zyfa_sm90a_base")
     ap.add_argument("--orders", action="store_true",
                     help="also the sm_90a kernel's work orders (L2 sections, keys ascending) and hd128 BlockN 176")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
+    base = Zyfa(args.baseline) if args.baseline else None
     try:
         import fa3_fwd_interface as fa3
         fa3_fn = fa3.flash_attn_func
@@ -105,6 +110,8 @@ def main():
                 flop = 4.0 * b * heads * s * s * (dqk + dv) / 2 / (2 if causal else 1)
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
                 impls = {"zyfa_sm90a": lambda: zy(0, q, k, v, out, lse, causal)}
+                if base is not None:
+                    impls["zyfa_sm90a_base"] = lambda: base(0, q, k, v, out_mma, lse, causal)
                 if not args.no_mma:
                     impls["zyfa_mma"] = lambda: zy(1, q, k, v, out_mma, lse, causal)
                 if args.schedules and causal:
