@@ -39,6 +39,13 @@ __host__ __device__ constexpr std::uint64_t smem_desc_sw128(std::uint32_t addr, 
          (static_cast<std::uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (std::uint64_t{1} << 62);  // 1 = 128B swizzle
 }
 
+/// `desc` with its start-address field advanced by `add` (bytes / 16), as 32-bit arithmetic on the low word: the
+/// field never carries (shared addresses stay below 2^18) and the high word (stride, swizzle) is left as it is, so
+/// the compiler keeps one high word for every step instead of 64-bit adds per wgmma.
+__host__ __device__ constexpr std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t add) {
+  return (desc & 0xFFFFFFFF00000000ull) | static_cast<std::uint32_t>(static_cast<std::uint32_t>(desc) + add);
+}
+
 /// Shared-memory matrix descriptor of a 64-byte-swizzled K-major tile (64-byte rows; swizzle atom 8 rows x 64 B at
 /// a 512-byte-aligned base): sbo = 512 (8 rows), lbo unused (1); layout type 2 = 64B swizzle (PTX §9.7.15.5.1.2.2).
 /// The pattern XORs address bits [5:4] with bits [8:7]: 16-byte chunk c of row r sits at chunk c ^ ((r % 8) / 2).
@@ -118,6 +125,12 @@ __device__ __forceinline__ void fence_operand(std::uint32_t (&x)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(x[i])::"memory");
 }
+
+/// x, which the caller knows to be the same in every lane, marked warp-uniform for the compiler (lane 0's value):
+/// wgmma descriptors computed from it then live in uniform registers (UIADD3/UMOV on the uniform datapath) instead
+/// of vector registers moved to uniform ones before every wgmma (R2UR; 48 per key tile in the BF16 kernel before).
+/// CUTLASS's canonical_warp_group_idx uses the same shuffle.
+__device__ __forceinline__ int warp_uniform(int x) { return __shfl_sync(0xffffffffu, x, 0); }
 
 }  // namespace zyfa::arch::sm90
 

@@ -402,7 +402,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
   // ---------------- consumers ----------------
   setmaxnreg_inc<Cfg::kConsumerRegs>();
-  const int cw = warpgroup - 1;  // consumer warpgroup 0 / 1
+  const int cw = warp_uniform(warpgroup) - 1;  // consumer warpgroup 0 / 1 (uniform: descriptors of Q from it)
   const int wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
   const int row0 = cw * 64 + 16 * warp + lane / 4;  // this thread's rows in the block: row0, row0 + 8
   const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (1 - cw);
@@ -440,20 +440,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       const std::uint64_t q_desc = smem_desc_sw128(q_base, 16, 1024), k_desc = smem_desc_sw128(sK, 16, 1024);
       const std::uint64_t v_desc = smem_desc_sw128(sV, BN * 128, 1024);
       auto issue_s = [&](int stage) {
-        const std::uint64_t kd = k_desc + static_cast<std::uint64_t>(stage * (Cfg::kKBytes / 16));
+        const std::uint64_t kd = desc_advance(k_desc, static_cast<std::uint32_t>(stage * (Cfg::kKBytes / 16)));
 #pragma unroll
         for (int kb = 0; kb < DQK / 16; ++kb) {
-          const int q_off = ((kb / 4) * (128 * 128) + (kb % 4) * 32) / 16,
-                    k_off = ((kb / 4) * (BN * 128) + (kb % 4) * 32) / 16;
-          WgmmaSS<BN>::mma(s, q_desc + q_off, kd + k_off, kb > 0 ? 1 : 0);
+          const std::uint32_t q_off = ((kb / 4) * (128 * 128) + (kb % 4) * 32) / 16,
+                              k_off = ((kb / 4) * (BN * 128) + (kb % 4) * 32) / 16;
+          WgmmaSS<BN>::mma(s, desc_advance(q_desc, q_off), desc_advance(kd, k_off), kb > 0 ? 1 : 0);
         }
       };
       auto issue_pv = [&](int stage) {
-        const std::uint64_t vd = v_desc + static_cast<std::uint64_t>(stage * (Cfg::kVBytes / 16));
+        const std::uint64_t vd = desc_advance(v_desc, static_cast<std::uint32_t>(stage * (Cfg::kVBytes / 16)));
 #pragma unroll
         for (int kb = 0; kb < BN / 16; ++kb) {
           const std::uint32_t frag[4] = {p[4 * kb], p[4 * kb + 1], p[4 * kb + 2], p[4 * kb + 3]};
-          WgmmaRS<DV>::mma(o, frag, vd + kb * (16 * 128 / 16), 1);
+          WgmmaRS<DV>::mma(o, frag, desc_advance(vd, kb * (16 * 128 / 16)), 1);
         }
       };
       // Masks keys > the row's last visible key (causal) and keys >= seqlen_k, for tiles that cross either.
@@ -519,7 +519,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       mbarrier_wait(bars + B::kQFull, kq & 1);
       // Tile 0 (the last visible key tile): S only.
       {
-        const int ks = static_cast<int>(kc % kStages);
+        const int ks = warp_uniform(static_cast<int>(kc % kStages));
         mbarrier_wait(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
         ++kc;
         named_barrier_sync(my_bar, 256);
@@ -543,7 +543,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll 1
       for (int i = 1; i < n_tiles; ++i) {
         const int n = a.keys_ascending ? i : n_tiles - 1 - i;
-        const int ks = static_cast<int>(kc % kStages), vs = static_cast<int>(vc % kStages);
+        const int ks = warp_uniform(static_cast<int>(kc % kStages)), vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
         ++kc;
         ++vc;
@@ -601,7 +601,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         to_p();
       }
       {  // P.V of the last tile
-        const int vs = static_cast<int>(vc % kStages);
+        const int vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t vph = (vc / kStages) & 1;
         ++vc;
         mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
