@@ -79,8 +79,10 @@ def main():
                          "single-tile order (no m-block pairs)")
     ap.add_argument("--baseline", help="a second build of bench/zyfa_capi.cu (e.g. of an earlier commit), timed in "
                                        "the same pass as impl zyfa_sm90a_base")
+    ap.add_argument("--wide", action="store_true",
+                    help="also the sm_90a kernel with wider key tiles (hd128: 176 keys, hd64: 192; impl zyfa_n176 / zyfa_n192)")
     ap.add_argument("--orders", action="store_true",
-                    help="also the sm_90a kernel's work orders (L2 sections, keys ascending) and hd128 BlockN 176")
+                    help="also the sm_90a kernel's work orders (L2 sections, keys ascending) and 3 stages")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
@@ -118,6 +120,9 @@ def main():
                     impls["zyfa_sm90a_snake"] = lambda: zy(2, q, k, v, out_mma, lse, causal)
                     impls["zyfa_sm90a_tilegrid"] = lambda: zy(3, q, k, v, out_mma, lse, causal)
                     impls["zyfa_sm90a_singles"] = lambda: zy.unpaired(4, q, k, v, out_mma, lse, causal)
+                if args.wide and (dqk, dv) in ((128, 128), (64, 64)):  # impl 5: FA3's wider non-causal key tiles
+                    impls["zyfa_n176" if dqk == 128 else "zyfa_n192"] = lambda: zy.ordered(5, 0, 0, q, k, v, out_mma,
+                                                                                             lse, causal)
                 if args.orders:
                     t_args = (q, k, v, out_mma, lse, causal)
                     impls["zyfa_asc"] = lambda: zy.ordered(4, 0, 1, *t_args)
@@ -128,7 +133,6 @@ def main():
                         impls["zyfa_tilegrid_l2_32m"] = lambda: zy.ordered(3, 32 << 20, 0, *t_args)
                         impls["zyfa_tilegrid"] = lambda: zy.ordered(3, 0, 0, *t_args)
                     if (dqk, dv) == (128, 128):
-                        impls["zyfa_n176"] = lambda: zy.ordered(5, 0, 0, *t_args)
                         impls["zyfa_stages3"] = lambda: zy.ordered(6, 0, 0, *t_args)
                         if causal:
                             impls["zyfa_stages3_tilegrid_l2_32m"] = lambda: zy.ordered(7, 32 << 20, 0, *t_args)

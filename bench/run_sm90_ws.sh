@@ -36,7 +36,7 @@ if [ "$MODE" != test ]; then
   if ls .offline/fa3/*.whl > /dev/null 2>&1; then
     python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
   fi
-  timeout 70 python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+  timeout ${ZYFA_BENCH_TIMEOUT:-70} python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi
 if [ "${ZYFA_NCU:-0}" = 1 ]; then  # Nsight Compute on one causal and one non-causal hd128 call

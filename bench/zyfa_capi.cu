@@ -61,7 +61,8 @@ zyfa::TensorRef ref(void* p, const std::int64_t* shape, const std::int64_t* stri
 
 /// impl 0: zyfa::flash_attn_func (the sm_90a kernel where it applies); impl 1: the mma.sync kernel
 /// (bf16::launch_builtin, no sm_90a pipeline); impl 2 / 3 / 4: the sm_90a kernel with WsSchedule::persistent_snake /
-/// tile_grid_long_causal / persistent; impl 5 / 6 / 7: hd128 with 176-key tiles / 3 K-V stages / 3 stages and
+/// tile_grid_long_causal / persistent; impl 5: wide key tiles (hd128: 176 keys, hd64: 192 keys, FlashAttention-3's
+/// non-causal tiles); impl 6 / 7: hd128 with 3 K-V stages / 3 stages and
 /// tile_grid_long_causal (an error when it does not apply); impls
 /// 2-7 use the order of zyfa_capi_set_ws_order. q/k/v/out: bf16 BSHD device pointers with shapes and
 /// element strides (4 each); lse: fp32 [b, h, sq] or null. Returns 0, or 1 with zyfa's message in `err` (err_len
@@ -85,7 +86,8 @@ extern "C" int zyfa_capi_fwd(int impl, void* q, const std::int64_t* qs, const st
       s = impl == 2   ? ws_schedule<WsSchedule::persistent_snake>(p, st)
           : impl == 3 ? ws_schedule<WsSchedule::tile_grid_long_causal>(p, st)
           : impl == 4 ? ws_schedule<WsSchedule::persistent>(p, st)
-          : impl == 5 ? ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 176>>(p, st)
+          : impl == 5 ? (p.head_dim_qk == 64 ? ws_config<zyfa::bf16::sm90ws::WsConfig<64, 64, 192>>(p, st)
+                                             : ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 176>>(p, st))
           : impl == 6
               ? ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 128, 3>>(p, st)
               : ws_config<zyfa::bf16::sm90ws::WsConfig<128, 128, 128, 3>, WsSchedule::tile_grid_long_causal>(p, st);

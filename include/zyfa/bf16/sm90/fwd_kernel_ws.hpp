@@ -540,6 +540,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       }
       to_p();
 
+      float corr_pending[2] = {1.0f, 1.0f};  // kRescaleBeforePv: the last softmax's factors, not yet applied to O
+      bool grew_pending = false;
+      auto rescale_o = [&](const float(&corr)[2]) {
+#pragma unroll
+        for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
+      };
+
 #pragma unroll 1
       for (int i = 1; i < n_tiles; ++i) {
         const int n = a.keys_ascending ? i : n_tiles - 1 - i;
@@ -555,6 +562,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_fence();
         issue_s(ks);
         wgmma_commit();
+        if (Cfg::kRescaleBeforePv && grew_pending) {
+          fence_operand(o);  // after the Q.K^T issue, not hoisted above it
+          rescale_o(corr_pending);
+        }
         mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
         wgmma_fence();  // ptxas wants one here too (C7519 otherwise)
         issue_pv(vs);
@@ -594,9 +605,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         } else {
           finish_pv();
         }
-        if (grew) {
-#pragma unroll
-          for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
+        if constexpr (Cfg::kRescaleBeforePv) {
+          grew_pending = grew;
+          corr_pending[0] = corr[0];
+          corr_pending[1] = corr[1];
+        } else if (grew) {
+          rescale_o(corr);
         }
         to_p();
       }
@@ -606,6 +620,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         ++vc;
         mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
         named_barrier_sync(my_bar, 256);
+        if (Cfg::kRescaleBeforePv && grew_pending) {
+          fence_operand(o);  // after the Q.K^T issue, not hoisted above it
+          rescale_o(corr_pending);
+        }
         fence_operand(o);
         fence_operand(p);
         wgmma_fence();
