@@ -38,7 +38,8 @@ struct WsConfig {
   /// O rescaled by a tile's correction factors after the next Q.K^T is issued, before the P.V that adds into O
   /// (FlashAttention-3's RescaleOBeforeGemm, which it uses above hd128): the multiplies then run while Q.K^T is on
   /// the tensor cores instead of between the P.V wait and the warpgroup's next turn. Same-pass A/B on the H200
-  /// (bench/RESULTS.md, 2026-12-03): hd256 +2-19%, (192, 128) +1-11%, hd128 -3% to +9% (+5% causal 16K).
+  /// (bench/RESULTS.md, 2026-12-03, two passes): hd256 +2-19%, (192, 128) -1% to +11%, hd128 -2% to +10%
+  /// except causal 2K (0.91-0.97).
   static constexpr bool kRescaleBeforePv = true;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
