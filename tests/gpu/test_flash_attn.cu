@@ -396,6 +396,22 @@ TEST_CASE("causal seqlen_q < seqlen_k and seqlen_q > seqlen_k, every head dim") 
   }
 }
 
+TEST_CASE("causal calls at and above the long-key tile threshold (seqlen_k 8,192 and 8,197), every head dim") {
+  // bf16::sm90ws::WsTile::kLongKeys: from 8,192 keys hd64 causal calls take their wider key tile.
+  for (auto& hd : kHeadDims)
+    for (int sk : {8192, 8197}) {
+      Case c;
+      c.heads = 2;
+      c.heads_k = 1;
+      c.dqk = hd[0];
+      c.dv = hd[1];
+      c.causal = true;
+      c.seqlen_q = 300;
+      c.seqlen_k = sk;
+      run_case(c);
+    }
+}
+
 TEST_CASE("FlashAttention's own test shapes (the seqlen pairs of its tests), every head dim, causal and not, MHA/MQA") {
   // flash-attention tests/test_flash_attn.py, test_flash_attn_output's (seqlen_q, seqlen_k) list (2048 x 2048 left
   // out to keep the fp64 reference short; 1024 x 1024 covers full tiles)

@@ -618,12 +618,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         const int vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t vph = (vc / kStages) & 1;
         ++vc;
+        // No Q.K^T to overlap here: rescale before the turn, not while holding it.
+        if (Cfg::kRescaleBeforePv && grew_pending) rescale_o(corr_pending);
+        fence_operand(o);
         mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
         named_barrier_sync(my_bar, 256);
-        if (Cfg::kRescaleBeforePv && grew_pending) {
-          fence_operand(o);  // after the Q.K^T issue, not hoisted above it
-          rescale_o(corr_pending);
-        }
         fence_operand(o);
         fence_operand(p);
         wgmma_fence();
