@@ -210,8 +210,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
 template <int DQK, int DV, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, const WsOrder& order = {}) {
   using Causal = WsTile<DQK, DV, true>;
-  if (p.causal && !std::is_same_v<typename Causal::long_type, typename Causal::type> &&
-      p.seqlen_k >= Causal::kLongKeys)
+  if (p.causal && !std::is_same_v<typename Causal::long_type, typename Causal::type> && p.seqlen_k >= Causal::kLongKeys)
     return launch_ws<typename Causal::long_type, Schedule>(p, stream, launched, order);
   return p.causal ? launch_ws<typename Causal::type, Schedule>(p, stream, launched, order)
                   : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched, order);
