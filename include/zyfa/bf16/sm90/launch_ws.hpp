@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 #include <string>
 
 #include "../../arch/sm90_probe.hpp"
@@ -41,14 +40,13 @@ struct WsOrder {
 
 /// The sm_90a tile of a built-in head-dim pair (after FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2
 /// consumer warpgroups everywhere): BlockN 128 for head dims up to 192, 64 for 256; hd64 non-causal 192 (FA3's
-/// non-causal hd64 tile; same-pass on the H200: +9-12% over 128 keys, while causal 2K lost 10% with it).
+/// non-causal hd64 tile; same-pass on the H200: +9-12% over 128 keys, while causal 2K lost 10% with it). The tile
+/// depends on the head dims and causal only, never on the lengths: a varlen sequence then gives its own
+/// flash_attn_func call's bits (a 192-key tile for hd64 causal calls from 8,192 keys measured +6-7% at 8K-16K but
+/// would break that).
 template <int DQK, int DV, bool Causal>
 struct WsTile {
   using type = WsConfig<DQK, DV, (DQK > 192 ? 64 : (DQK == 64 && !Causal) ? 192 : 128)>;
-  /// The tile for calls with seqlen_k (varlen: max_seqlen_k) >= kLongKeys: hd64 causal takes 192 keys there
-  /// (same-pass on the H200: +5-10% at 8K-16K, -10% at 2K with 192 keys).
-  using long_type = WsConfig<DQK, DV, (DQK == 64 && Causal) ? 192 : type::kBlockN>;
-  static constexpr std::int64_t kLongKeys = 8192;
 };
 
 /// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
@@ -209,10 +207,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
 /// Runs the built-in sm_90a kernel of (DQK, DV) when it applies (see launch_ws).
 template <int DQK, int DV, WsSchedule Schedule = WsSchedule::persistent>
 Status launch_builtin_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, const WsOrder& order = {}) {
-  using Causal = WsTile<DQK, DV, true>;
-  if (p.causal && !std::is_same_v<typename Causal::long_type, typename Causal::type> && p.seqlen_k >= Causal::kLongKeys)
-    return launch_ws<typename Causal::long_type, Schedule>(p, stream, launched, order);
-  return p.causal ? launch_ws<typename Causal::type, Schedule>(p, stream, launched, order)
+  return p.causal ? launch_ws<typename WsTile<DQK, DV, true>::type, Schedule>(p, stream, launched, order)
                   : launch_ws<typename WsTile<DQK, DV, false>::type, Schedule>(p, stream, launched, order);
 }
 
