@@ -1,6 +1,5 @@
 """The documents state the same facts as the code: the built-in head-dim list (include/zyfa/head_dims.hpp) in
-README.md, docs/interface.md and examples/custom_head_dim/README.md; and every project file speaks of the project
-alone."""
+README.md, docs/interface.md and examples/custom_head_dim/README.md; and their links stay inside the repository."""
 import pathlib
 import re
 import subprocess
@@ -22,11 +21,8 @@ def test_docs_list_the_builtin_head_dims():
         assert text in (ROOT / doc).read_text(), f"{doc} does not list the built-in head dims as {text}"
 
 
-# Words and paths that do not describe zyfa itself (paths outside the repository included).
-_FOREIGN = re.compile(r"\bissue \d+|\.\./shared/|\b(?:KINDS|HOPPER|H200)\.md\b|\blent\b|\bdevice machine\b|\bborrowed\b",
-                      re.IGNORECASE)
-# Files not yet cleaned, each with the one hit it may still have.
-_PENDING: dict = {}
+# A relative Markdown link target: ](path) or ](path#anchor); URLs (scheme:) are left alone.
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
 def _project_files():
@@ -40,21 +36,18 @@ def _project_files():
                       if p.is_file() and not skip & set(p.relative_to(ROOT).parts))
 
 
-def test_project_files_speak_of_the_project_alone():
-    """No project file uses a word or path of the _FOREIGN pattern (this file, which defines it, excepted)."""
-    me = pathlib.Path(__file__).resolve().relative_to(ROOT).as_posix()
-    files = _project_files()
-    assert "README.md" in files and len(files) > 100
-    hits = []
-    for rel in files:
-        if rel == me:
-            continue
-        try:
-            text = (ROOT / rel).read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue  # binary (.png, .npy.gz)
-        for n, line in enumerate(text.splitlines(), 1):
-            for m in _FOREIGN.finditer(line):
-                if _PENDING.get(rel) != m.group(0).lower():
-                    hits.append(f"{rel}:{n}: {line.strip()}")
-    assert not hits, "\n".join(hits)
+def test_markdown_links_stay_inside_the_repository():
+    """Every relative link of every Markdown file names a file or folder of this repository."""
+    docs = [rel for rel in _project_files() if rel.endswith(".md")]
+    assert "README.md" in docs and len(docs) > 10
+    bad = []
+    for rel in docs:
+        for n, line in enumerate((ROOT / rel).read_text(encoding="utf-8").splitlines(), 1):
+            for m in _LINK.finditer(line):
+                target = m.group(1)
+                if re.match(r"[a-zA-Z][a-zA-Z+.-]*:", target):
+                    continue
+                path = ((ROOT / rel).parent / target).resolve()
+                if not (path.is_relative_to(ROOT) and path.exists()):
+                    bad.append(f"{rel}:{n}: {target}")
+    assert not bad, "\n".join(bad)
