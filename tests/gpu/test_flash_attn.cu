@@ -379,34 +379,22 @@ TEST_CASE("lengths 1, 17, 63, 65, 129, 1000 (square and mixed), causal and not")
     }
 }
 
-TEST_CASE("causal seqlen_q < seqlen_k and seqlen_q > seqlen_k, every head dim") {
-  for (auto& hd : kHeadDims) {
-    Case c;
-    c.heads = 2;
-    c.heads_k = 2;
-    c.dqk = hd[0];
-    c.dv = hd[1];
-    c.causal = true;
-    c.seqlen_q = 300;
-    c.seqlen_k = 129;
-    run_case(c);
-    c.seqlen_q = 129;
-    c.seqlen_k = 300;
-    run_case(c);
-  }
-}
-
-TEST_CASE("causal calls with seqlen_k 8,192 and 8,197 (rows that see thousands of keys), every head dim") {
+TEST_CASE("causal seqlen_q < seqlen_k and seqlen_q > seqlen_k (also 8,192 and 8,197 keys), every head dim") {
+  struct Shape {
+    int seqlen_q, seqlen_k, heads_k;
+  };
+  // 8,192 / 8,197 keys: rows that see thousands of keys, with and without a tail tile.
+  const Shape shapes[] = {{300, 129, 2}, {129, 300, 2}, {300, 8192, 1}, {300, 8197, 1}};
   for (auto& hd : kHeadDims)
-    for (int sk : {8192, 8197}) {
+    for (const Shape& sh : shapes) {
       Case c;
       c.heads = 2;
-      c.heads_k = 1;
+      c.heads_k = sh.heads_k;
       c.dqk = hd[0];
       c.dv = hd[1];
       c.causal = true;
-      c.seqlen_q = 300;
-      c.seqlen_k = sk;
+      c.seqlen_q = sh.seqlen_q;
+      c.seqlen_k = sh.seqlen_k;
       run_case(c);
     }
 }

@@ -413,6 +413,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   // Only consumer 0 waits for the K-full / V-full mbarriers: consumer 1 reads a stage only after its turn, which
   // consumer 0 hands over after it has waited for that stage and issued its wgmma (FlashAttention-3 does the same
   // with its scheduler barrier). The empty arrivals stay per warp of both warpgroups.
+  auto wait_full = [&](std::uint32_t bar, std::uint32_t phase) {
+    if (cw == 0) mbarrier_wait(bar, phase);
+  };
 
   int kq = 0;
   std::uint32_t kc = 0, vc = 0;
@@ -523,7 +526,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       // Tile 0 (the last visible key tile): S only.
       {
         const int ks = warp_uniform(static_cast<int>(kc % kStages));
-        if (cw == 0) mbarrier_wait(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
+        wait_full(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
         ++kc;
         named_barrier_sync(my_bar, 256);
         fence_operand(s);
@@ -557,7 +560,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
         ++kc;
         ++vc;
-        if (cw == 0) mbarrier_wait(bars + B::kKFull + 8 * ks, kph);
+        wait_full(bars + B::kKFull + 8 * ks, kph);
         named_barrier_sync(my_bar, 256);
         fence_operand(s);
         fence_operand(o);
@@ -569,7 +572,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           fence_operand(o);  // after the Q.K^T issue, not hoisted above it
           rescale_o(corr_pending);
         }
-        if (cw == 0) mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
+        wait_full(bars + B::kVFull + 8 * vs, vph);
         wgmma_fence();  // ptxas wants one here too (C7519 otherwise)
         issue_pv(vs);
         wgmma_commit();
@@ -624,7 +627,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         // No Q.K^T to overlap here: rescale before the turn, not while holding it.
         if (Cfg::kRescaleBeforePv && grew_pending) rescale_o(corr_pending);
         fence_operand(o);
-        if (cw == 0) mbarrier_wait(bars + B::kVFull + 8 * vs, vph);
+        wait_full(bars + B::kVFull + 8 * vs, vph);
         named_barrier_sync(my_bar, 256);
         fence_operand(o);
         fence_operand(p);
