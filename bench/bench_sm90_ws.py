@@ -7,9 +7,9 @@ no torch extension is compiled on the GPU machine. Method as bench/bench_h200.py
 BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls;
 TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
     python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out DIR [--dims 128,128 ...] [--seqlens ...]
-        [--baseline OTHER_BUILD.so]
+        [--baseline OTHER_BUILD.so] [--variant NAME=BUILD.so ...]
 Writes DIR/results.csv (bench/results.csv columns; impl zyfa_sm90a, zyfa_mma, sdpa_flash, sdpa_cudnn, fa3, and
-zyfa_sm90a_base for the baseline build).
+zyfa_sm90a_base for the baseline build, NAME for each --variant build).
 """
 import argparse
 import csv
@@ -79,6 +79,9 @@ def main():
                          "single-tile order (no m-block pairs)")
     ap.add_argument("--baseline", help="a second build of bench/zyfa_capi.cu (e.g. of an earlier commit), timed in "
                                        "the same pass as impl zyfa_sm90a_base")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=LIB",
+                    help="another build of bench/zyfa_capi.cu (an experiment), timed in the same pass as impl NAME; "
+                         "repeatable")
     ap.add_argument("--wide", action="store_true",
                     help="also the sm_90a kernel with wider key tiles (hd128: 176 keys, hd64: 192; impl zyfa_n176 / zyfa_n192)")
     ap.add_argument("--orders", action="store_true",
@@ -87,6 +90,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
     base = Zyfa(args.baseline) if args.baseline else None
+    variants = {n: Zyfa(p) for n, p in (v.split("=", 1) for v in args.variant)}
     try:
         import fa3_fwd_interface as fa3
         fa3_fn = fa3.flash_attn_func
@@ -114,6 +118,8 @@ def main():
                 impls = {"zyfa_sm90a": lambda: zy(0, q, k, v, out, lse, causal)}
                 if base is not None:
                     impls["zyfa_sm90a_base"] = lambda: base(0, q, k, v, out_mma, lse, causal)
+                for vname, vlib in variants.items():
+                    impls[vname] = lambda vlib=vlib: vlib(0, q, k, v, out_mma, lse, causal)
                 if not args.no_mma:
                     impls["zyfa_mma"] = lambda: zy(1, q, k, v, out_mma, lse, causal)
                 if args.schedules and causal:

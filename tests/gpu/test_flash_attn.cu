@@ -554,8 +554,10 @@ TEST_CASE("small: Inf/NaN in K and V at keys a row must not see never reach it (
     c.causal = true;
     c.poison_keys = {1};
     run_case(c);
-    c.seqlen_q = c.seqlen_k = 130;  // NaN at key 100 must not reach rows 0..99 of the block
-    c.poison_keys = {100, 129};
+    // NaN at key 100 must not reach rows 0..99 of the block; keys 100, 110 and 129 lie in the parts of their V tiles
+    // that different producer warps scan (key % 16 = 4, 14, 1 for 128-key tiles)
+    c.seqlen_q = c.seqlen_k = 130;
+    c.poison_keys = {100, 110, 129};
     run_case(c);
     c.seqlen_q = 70;  // seqlen_q < seqlen_k, GQA, keys past seqlen_k poisoned too
     c.seqlen_k = 300;

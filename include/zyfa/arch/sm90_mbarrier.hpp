@@ -63,6 +63,23 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/// bar.red.or.pred id, count, pred: bar.sync that also returns, in every participant, whether `pred` was true in any
+/// of them (PTX ISA 9.0 §9.7.13.1, barrier.cta.red; same memory ordering among the participants as bar.sync).
+__device__ __forceinline__ bool named_barrier_sync_or(int id, int count, bool pred) {
+  std::uint32_t any;
+  asm volatile(
+      "{\n"
+      " .reg .pred p, q;\n"
+      " setp.ne.u32 p, %1, 0;\n"
+      " bar.red.or.pred q, %2, %3, p;\n"
+      " selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(static_cast<std::uint32_t>(pred)), "r"(id), "r"(count)
+      : "memory");
+  return any != 0;
+}
+
 /// fence.proxy.async.shared::cta: orders this thread's prior generic-proxy shared-memory writes before later
 /// async-proxy reads (wgmma operands, TMA stores) once a barrier publishes them (PTX §9.7.15.7.1, §9.7.9.25.2).
 __device__ __forceinline__ void fence_proxy_async_shared() {

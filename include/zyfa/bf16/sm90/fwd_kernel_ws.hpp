@@ -11,8 +11,8 @@
 // Work tile = 128 query rows of one (batch, head); the grid is persistent (min(tiles, SMs) CTAs looping over tiles
 // in a static order: tile_coord, or for causal calls balanced pairs of m blocks, tile_at). Warpgroup 0 is the producer:
 // its warp 0 loads the Q tile of each work tile once and the K and V tiles of the visible key range, last tile first,
-// into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier; warps 1-3 exit after giving
-// their registers back. Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile
+// into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier; all four of its warps scan
+// the V tiles that cross the causal diagonal (below). Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile
 // (FA3 "fwd_step"):
 //   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
@@ -22,8 +22,11 @@
 // Keys past seqlen_k and query rows past seqlen_q are outside the tensor maps: TMA zero-fills them on load and
 // clips them on the output store. Inf/NaN in V at keys a row must not see (causal diagonal tiles): the producer
 // replaces non-finite V elements of diagonal tiles by 0 in shared memory before releasing the tile (0 * Inf would
-// be NaN in P.V) and raises a flag; the consumers then add the non-finite values of the keys each row does see back
-// into the output (read from global memory), as bf16/fwd_kernel.hpp's add_visible_nonfinite_v.
+// be NaN in P.V) and raises a flag. The consumers wait for that scan at the first P.V of every work tile, so it is
+// split over the producer's 128 threads and checks 16 bytes in 8 integer operations (the fix itself runs only where
+// a thread found Inf/NaN; one warp scanning with per-element selects cost 5-18% of causal hd128 calls on the H200).
+// The consumers then add the non-finite values of the keys each row does see back into the output (read from global
+// memory), as bf16/fwd_kernel.hpp's add_visible_nonfinite_v.
 // Variable-length form (Varlen = true, flash_attn_varlen_func): the tensor maps cover the packed tensors ([1, total,
 // heads, head_dim]); work tile (m block, sequence b, head) reads cu_seqlens_q/_k[b], [b + 1] and loads rows from the
 // sequence's first query row / key on; tiles whose first row is past the sequence (or whose offsets are invalid) are
@@ -95,8 +98,9 @@ struct BarLayout {
                        kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4,  // kFlag: 2 ints
       kQFix = 32 + 32 * 4;                                                               // varlen only
 };
-/// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1.
-constexpr int kSchedBar = 1, kEpiBar = 3;
+/// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1;
+/// 5 = the producer warpgroup's four warps after scanning a diagonal V tile.
+constexpr int kSchedBar = 1, kEpiBar = 3, kProducerBar = 5;
 /// Arrivals on an `empty` barrier (K, V, Q) per phase: one per consumer warp (each after its own wgmma wait).
 constexpr int kEmptyArrivals = 8;
 
@@ -256,11 +260,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   __syncthreads();
 
   if (warpgroup == 0) {
-    // ---------------- producer (warp 0) ----------------
+    // ---------------- producer (warpgroup 0) ----------------
+    // Warp 0 waits for free stages and issues every TMA load; all four warps scan the V tiles that cross the causal
+    // diagonal (a quarter each), so that the scan, which the consumers wait for, is short.
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (tid >= 32) return;
-    const int lane = tid;
-    if (lane == 0) {
+    const int ptid = tid;           // 0..127
+    const bool loader = ptid < 32;  // warp 0
+    const int lane = ptid % 32;
+    if (ptid == 0) {
       tma_prefetch(&a.tm_q);
       tma_prefetch(&a.tm_k);
       tma_prefetch(&a.tm_v);
@@ -279,40 +286,42 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       const int n_tiles = ws_visible_key_tiles<BN>(a, sq, m0);
       if (n_tiles == 0) continue;
       const int bc = Varlen ? 0 : b;  // batch coordinate of the tensor maps (varlen: the packed batch of one)
-      // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
-      // epilogue). The V-fix flag of this keyed tile's parity is free again then.
-      mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
-      // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the sequence
-      // (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives a
-      // fixed-length call, and the warp-wide rescale decisions of the online softmax are the same (bit for bit).
-      const bool q_fix = Varlen && sq.seqlen_q() - m0 < 128;
-      if (lane == 0) {
-        fix_flags[kq & 1] = 0;
-        const std::uint32_t qbar = q_fix ? bars + B::kQFix : bars + B::kQFull;
-        mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
+      if (loader) {
+        // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
+        // epilogue). The V-fix flag of this keyed tile's parity is free again then.
+        mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
+        // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the
+        // sequence (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives
+        // a fixed-length call, and the warp-wide rescale decisions of the online softmax are the same (bit for bit).
+        const bool q_fix = Varlen && sq.seqlen_q() - m0 < 128;
+        if (lane == 0) {
+          fix_flags[kq & 1] = 0;
+          const std::uint32_t qbar = q_fix ? bars + B::kQFix : bars + B::kQFull;
+          mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
 #pragma unroll
-        for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-          tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
-      }
-      if constexpr (Varlen) {
-        if (q_fix) {
-          mbarrier_wait(bars + B::kQFix, qfixes & 1);
-          ++qfixes;
-          const int valid_rows = sq.seqlen_q() - m0;
+          for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
+            tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
+        }
+        if constexpr (Varlen) {
+          if (q_fix) {
+            mbarrier_wait(bars + B::kQFix, qfixes & 1);
+            ++qfixes;
+            const int valid_rows = sq.seqlen_q() - m0;
 #pragma unroll 1
-          for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
-            if ((off % (128 * 128)) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
-              asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
-          fence_proxy_async_shared();
-          __syncwarp();
-          if (lane == 0) mbarrier_arrive(bars + B::kQFull);
+            for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
+              if ((off % (128 * 128)) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
+                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
+            fence_proxy_async_shared();
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(bars + B::kQFull);
+          }
         }
       }
       const int first_diag_key = a.causal ? m0 + sq.causal_offset() + 1 : 0x7FFFFFFF;  // first key row 0 must not see
       bool any_fixed = false;
 #pragma unroll 1
       for (int i = 0; i <= n_tiles; ++i) {
-        if (i < n_tiles) {  // K of tile i (key tiles from the last visible one down)
+        if (i < n_tiles && loader) {  // K of tile i (key tiles from the last visible one down)
           const int n = a.keys_ascending ? i : n_tiles - 1 - i, s = static_cast<int>(kc % kStages);
           const std::uint32_t ph = (kc / kStages) & 1;
           ++kc;
@@ -329,13 +338,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           const int n = a.keys_ascending ? i - 1 : n_tiles - i, s = static_cast<int>(vc % kStages);
           const std::uint32_t ph = (vc / kStages) & 1;
           ++vc;
-          mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
+          if (loader) mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
           const std::uint32_t dst = sV + s * Cfg::kVBytes;
           const bool diag = n * BN + BN - 1 >= first_diag_key;
           // Varlen: keys [valid_keys, BN) of the tile belong to the next sequence (or lie past total_k)
           const int valid_keys = Varlen ? sq.seqlen_k() - n * BN : BN;
           if (!diag && (!Varlen || valid_keys >= BN)) {
-            if (lane == 0) {
+            if (ptid == 0) {
               mbarrier_arrive_expect_tx(bars + B::kVFull + 8 * s, Cfg::kVBytes);
 #pragma unroll
               for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
@@ -345,7 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             // A tile crossing the diagonal: land it on the private barrier, replace Inf/NaN by 0, then publish.
             // Varlen: the keys past the sequence (a tail tile) are zeroed first, as TMA's zero fill does for a
             // fixed-length call (a row never sees them: they need no add-back).
-            if (lane == 0) {
+            if (ptid == 0) {
               mbarrier_arrive_expect_tx(bars + B::kVFix, Cfg::kVBytes);
 #pragma unroll
               for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
@@ -353,44 +362,57 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             }
             mbarrier_wait(bars + B::kVFix, fixes & 1);
             ++fixes;
+            bool wrote = false;
             if constexpr (Varlen) {
-              if (valid_keys < BN) {  // each lane zeroes the 16-byte chunks it scans below (no barrier needed)
+              if (valid_keys < BN) {  // each thread zeroes the 16-byte chunks it scans below (no barrier needed)
+                wrote = true;
 #pragma unroll 1
-                for (int off = lane * 16; off < Cfg::kVBytes; off += 32 * 16)
+                for (int off = ptid * 16; off < Cfg::kVBytes; off += 128 * 16)
                   if ((off % (BN * 128)) / 128 >= valid_keys)  // the key (128-byte row) of this chunk
                     asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst + off), "r"(0u) : "memory");
               }
             }
-            bool bad = false;
+            const int scan_bytes = (!Varlen || diag) ? Cfg::kVBytes : 0;
+            // Fast check of this thread's chunks: with x = w & 0x7F807F80, x + 0x00800080 sets bit 15 (31) exactly
+            // when the low (high) bf16 has an all-ones exponent, i.e. is Inf or NaN; the halves do not carry.
+            std::uint32_t acc = 0;
 #pragma unroll Cfg::kScanUnroll
-            for (int off = lane * 16; off < ((!Varlen || diag) ? Cfg::kVBytes : 0); off += 32 * 16) {
+            for (int off = ptid * 16; off < scan_bytes; off += 128 * 16) {
               std::uint32_t w0, w1, w2, w3;
               asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                            : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
                            : "r"(dst + off));
-              std::uint32_t w[4] = {w0, w1, w2, w3};
-              bool here = false;
+              acc |= ((w0 & 0x7F807F80u) + 0x00800080u) | ((w1 & 0x7F807F80u) + 0x00800080u) |
+                     ((w2 & 0x7F807F80u) + 0x00800080u) | ((w3 & 0x7F807F80u) + 0x00800080u);
+            }
+            const bool bad = (acc & 0x80008000u) != 0;
+            if (bad) {  // rare: replace this thread's non-finite elements by 0
+              wrote = true;
+#pragma unroll 1
+              for (int off = ptid * 16; off < scan_bytes; off += 128 * 16) {
+                std::uint32_t w0, w1, w2, w3;
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
+                             : "r"(dst + off));
+                std::uint32_t w[4] = {w0, w1, w2, w3};
 #pragma unroll
-              for (int q = 0; q < 4; ++q) {
-                std::uint32_t keep = 0xFFFFFFFFu;
-                if (detail::bf16_nonfinite(w[q])) keep &= 0xFFFF0000u;
-                if (detail::bf16_nonfinite(w[q] >> 16)) keep &= 0x0000FFFFu;
-                here |= keep != 0xFFFFFFFFu;
-                w[q] &= keep;
-              }
-              if (here) {
+                for (int q = 0; q < 4; ++q) {
+                  if (detail::bf16_nonfinite(w[q])) w[q] &= 0xFFFF0000u;
+                  if (detail::bf16_nonfinite(w[q] >> 16)) w[q] &= 0x0000FFFFu;
+                }
                 asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + off), "r"(w[0]), "r"(w[1]),
                              "r"(w[2]), "r"(w[3])
                              : "memory");
-                bad = true;
               }
             }
-            fence_proxy_async_shared();
-            const bool warp_bad = __any_sync(0xffffffffu, bad);
-            if (warp_bad && !any_fixed && lane == 0) fix_flags[kq & 1] = 1;
-            any_fixed |= warp_bad;
-            __syncwarp();
-            if (lane == 0) mbarrier_arrive(bars + B::kVFull + 8 * s);
+            if (wrote) fence_proxy_async_shared();
+            // All four warps done (their writes ordered before the release below); any_bad in every thread.
+            const bool any_bad = named_barrier_sync_or(detail::kProducerBar, 128, bad);
+            if (ptid == 0) {
+              if (any_bad && !any_fixed) fix_flags[kq & 1] = 1;
+              mbarrier_arrive(bars + B::kVFull + 8 * s);
+            }
+            any_fixed |= any_bad;
           }
         }
       }
