@@ -12,8 +12,8 @@
 // in a static order: tile_coord, or for causal calls balanced pairs of m blocks, tile_at). Warpgroup 0 is the producer:
 // its warp 0 loads the Q tile of each work tile once and the K and V tiles of the visible key range, last tile first,
 // into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier; all four of its warps scan
-// the V tiles that cross the causal diagonal (below). Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64) of the work tile. Per key tile
-// (FA3 "fwd_step"):
+// the V tiles that cross the causal diagonal (below). Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64)
+// of the work tile. Per key tile (FA3 "fwd_step"):
 //   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
 //   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
