@@ -2,8 +2,9 @@
 // (bf16/sm90/fwd_kernel_ws.hpp): head dims, tile sizes, shared-memory layout (all sizes in bytes unless named
 // otherwise), register split.
 //
-// The FlashAttention-3 tile shapes (Shah et al. 2024, arXiv:2407.08608; FA3 hopper/tile_size.h): 128 query rows per
-// block as two consumer warpgroups of 64 rows, BlockN keys per K/V tile, 2 K and 2 V stages, 1 producer warpgroup.
+// The FlashAttention-3 tile shapes (Shah et al. 2024, arXiv:2407.08608; FA3 hopper/tile_size.h): 64 query rows per
+// consumer warpgroup, two of them (three for hd64 causal), BlockN keys per K/V tile, 2 K and 2 V stages, 1 producer
+// warpgroup.
 #pragma once
 #include "../../arch/target.hpp"
 
@@ -11,8 +12,10 @@ namespace zyfa::bf16::sm90ws {
 
 /// DQK, DV: head dims (elements), multiples of 64 (one 128-byte swizzle box = 64 bf16 columns), DV <= DQK (the
 /// output tile of a warpgroup is staged in its own, dead, part of the Q tile). BlockN: keys per tile (multiple of
-/// 16, <= 256: one wgmma N and one TMA box). Stages: K and V ring depth.
-template <int DQK, int DV, int BlockN, int Stages = 2>
+/// 16, <= 256: one wgmma N and one TMA box). Stages: K and V ring depth. Consumers: consumer warpgroups of 64 query
+/// rows each, 2 or 3 (FlashAttention-3 takes 3, BlockM 192, for hd64: a 64-wide P.V is too short to hide a softmax
+/// behind only one other warpgroup's GEMMs).
+template <int DQK, int DV, int BlockN, int Stages = 2, int Consumers = 2>
 struct WsConfig {
   static_assert(DQK % 64 == 0 && DV % 64 == 0, "WsConfig: head dims must be multiples of 64 (128-byte swizzle boxes).");
   static_assert(DQK <= 256 && DV <= 256, "WsConfig: head dims up to 256 (one wgmma N for P.V).");
@@ -20,17 +23,21 @@ struct WsConfig {
   static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256,
                 "WsConfig: BlockN must be a multiple of 16 in [16, 256].");
   static_assert(Stages >= 2, "WsConfig: at least 2 K/V stages.");
+  static_assert(Consumers == 2 || Consumers == 3, "WsConfig: 2 or 3 consumer warpgroups.");
 
   static constexpr int kDQK = DQK, kDV = DV;
-  static constexpr int kBlockM = 128;  ///< query rows per block = 2 consumer warpgroups x 64
+  static constexpr int kConsumers = Consumers;
+  static constexpr int kBlockM = 64 * Consumers;  ///< query rows per block = consumer warpgroups x 64
   static constexpr int kBlockN = BlockN;
   static constexpr int kStages = Stages;
-  static constexpr int kThreads = 384;  ///< warpgroup 0: producer (its warp 0 issues TMA); 1, 2: consumers
-  /// setmaxnreg split of the entry allocation (168 registers x 384 threads = 64,512): producer x 128 + consumers x
-  /// 256 must not exceed it, or setmaxnreg.inc waits forever. 40 / 232 (FlashAttention-3 uses 24 / 240; the
-  /// persistent producer needs more than 24 without spilling, and hd256 therefore takes BlockN 64, not 80).
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 256 <= 168 * 384, "WsConfig: register split over budget.");
+  static constexpr int kThreads = 128 * (Consumers + 1);  ///< warpgroup 0: producer (its warp 0 issues TMA)
+  /// setmaxnreg split of the entry allocation (65,536 registers / kThreads, rounded down to a multiple of 8, per
+  /// thread): producer x 128 + consumers x 128 x Consumers must not exceed it, or setmaxnreg.inc waits forever.
+  /// 2 consumers: 40 / 232 (FlashAttention-3 uses 24 / 240; the persistent producer needs more than 24 without
+  /// spilling, and hd256 therefore takes BlockN 64, not 80). 3 consumers: 32 / 160, FlashAttention-3's split.
+  static constexpr int kProducerRegs = Consumers == 2 ? 40 : 32, kConsumerRegs = Consumers == 2 ? 232 : 160;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * Consumers <= (65536 / kThreads) / 8 * 8 * kThreads,
+                "WsConfig: register split over budget.");
   /// The P.V wait of a key tile placed after the softmax so that the two overlap (fwd_kernel_ws.hpp explains how
   /// ptxas is kept from hoisting it). With 64-key tiles (hd256: O takes 128 registers) P held live across the
   /// softmax makes the consumers spill, so there the wait stays where ptxas puts it (before the softmax).
@@ -47,6 +54,7 @@ struct WsConfig {
   static constexpr int kScanUnroll = 4;
   static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;  ///< 64-column (128-byte) swizzle boxes
   static constexpr int kQBytes = kBlockM * DQK * 2;            ///< Q tile: kQBoxes boxes of kBlockM x 128 B
+  static constexpr int kMBoxBytes = kBlockM * 128;             ///< one 64-column box of the Q (and O staging) tile
   static constexpr int kKBytes = BlockN * DQK * 2;             ///< one K stage: kQBoxes boxes of BlockN x 128 B
   static constexpr int kVBytes = BlockN * DV * 2;              ///< one V stage: kVBoxes boxes of BlockN x 128 B
   static constexpr int kOBytes = kBlockM * DV * 2;             ///< O staging tile: kVBoxes boxes of kBlockM x 128 B

@@ -8,13 +8,14 @@
 // instruction facts (descriptors, fragment layouts, proxy fences) are in arch/sm90_wgmma.hpp, arch/sm90_tma.hpp,
 // arch/sm90_mbarrier.hpp with their PTX ISA sections.
 //
-// Work tile = 128 query rows of one (batch, head); the grid is persistent (min(tiles, SMs) CTAs looping over tiles
-// in a static order: tile_coord, or for causal calls balanced pairs of m blocks, tile_at). Warpgroup 0 is the producer:
-// its warp 0 loads the Q tile of each work tile once and the K and V tiles of the visible key range, last tile first,
-// into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier; all four of its warps scan
-// the V tiles that cross the causal diagonal (below). Consumer warpgroup c (c = 0, 1) owns query rows [64c, 64c + 64)
-// of the work tile. Per key tile (FA3 "fwd_step"):
-//   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the other's turn]
+// Work tile = BlockM = 64 x (consumer warpgroups) query rows of one (batch, head); the grid is persistent (min(tiles,
+// SMs) CTAs looping over tiles in a static order: tile_coord, or for causal calls balanced pairs of m blocks, tile_at).
+// Warpgroup 0 is the producer: its warp 0 loads the Q tile of each work tile once and the K and V tiles of the visible
+// key range, last tile first, into a ring of Stages buffers (128-byte swizzle), each completing on its `full` mbarrier;
+// all four of its warps scan the V tiles that cross the causal diagonal (below). Consumer warpgroup c (c = 0, 1, and 2
+// with three) owns query rows [64c, 64c + 64) of the work tile; the turn to issue GEMMs passes 0 -> 1 (-> 2) -> 0.
+// Per key tile (FA3 "fwd_step"):
+//   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the next one's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
 //   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
 // Masking, online softmax and the epilogue follow bf16/online_softmax.hpp and bf16/epilogue.hpp exactly (log2
@@ -54,7 +55,7 @@
 namespace zyfa::bf16::sm90ws {
 
 /// Kernel arguments (one __grid_constant__ copy per launch). Tensor maps (arch/sm90_tma.hpp) of the BSHD tensors
-/// as 4-D {head_dim, seqlen, heads, batch}: q with boxes of 128 rows, o of 64 rows, k and v of BlockN rows, all
+/// as 4-D {head_dim, seqlen, heads, batch}: q with boxes of BlockM rows, o of 64 rows, k and v of BlockN rows, all
 /// 64-column boxes. `v` (bf16 bits) and its element strides: the non-finite add-back reads V from global memory;
 /// `out` and its strides: blocks that see no key write their zeros directly. lse: fp32 [batch, num_heads,
 /// seqlen_q] (varlen: [num_heads, total_q]), natural log, or nullptr.
@@ -67,7 +68,7 @@ struct WsArgs {
   std::int64_t o_batch_stride, o_row_stride, o_head_stride;
   std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
-  int num_m_blocks;   ///< ceil(seqlen_q / 128)
+  int num_m_blocks;   ///< ceil(seqlen_q / BlockM)
   int causal;         ///< 0 or 1
   int causal_offset;  ///< seqlen_k - seqlen_q: row i sees key j iff j <= i + causal_offset
   float scale_log2;   ///< AttentionParams::scale_softmax_log2
@@ -98,11 +99,9 @@ struct BarLayout {
                        kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4,  // kFlag: 2 ints
       kQFix = 32 + 32 * 4;                                                               // varlen only
 };
-/// Named barrier ids: 1, 2 = "consumer warpgroup 0 / 1 may issue its GEMMs"; 3, 4 = epilogue of warpgroup 0 / 1;
-/// 5 = the producer warpgroup's four warps after scanning a diagonal V tile.
-constexpr int kSchedBar = 1, kEpiBar = 3, kProducerBar = 5;
-/// Arrivals on an `empty` barrier (K, V, Q) per phase: one per consumer warp (each after its own wgmma wait).
-constexpr int kEmptyArrivals = 8;
+/// Named barrier ids: 1 + c = "consumer warpgroup c may issue its GEMMs" (the turn passes c -> c + 1 -> ... -> 0);
+/// 4 + c = epilogue of warpgroup c; 7 = the producer warpgroup's four warps after scanning a diagonal V tile.
+constexpr int kSchedBar = 1, kEpiBar = 4, kProducerBar = 7;
 
 #if ZYFA_SM90A_PASS
 __device__ __forceinline__ float quad_max(float x) {
@@ -202,12 +201,12 @@ struct WsSeq<true> {
 
 }  // namespace detail
 
-/// Key tiles visible to query rows [m0, m0 + 128) (as bf16::visible_key_tiles) of a sequence of seqlen_k keys.
-template <int BlockN, class Seq>
+/// Key tiles visible to query rows [m0, m0 + BlockM) (as bf16::visible_key_tiles) of a sequence of seqlen_k keys.
+template <int BlockM, int BlockN, class Seq>
 __device__ __forceinline__ int ws_visible_key_tiles(const WsArgs& a, const Seq& sq, int m0) {
   int n_end = (sq.seqlen_k() + BlockN - 1) / BlockN;
   if (a.causal) {
-    const std::int64_t last_key = static_cast<std::int64_t>(m0) + 127 + sq.causal_offset();
+    const std::int64_t last_key = static_cast<std::int64_t>(m0) + BlockM - 1 + sq.causal_offset();
     if (last_key < 0) return 0;
     const std::int64_t n_causal = last_key / BlockN + 1;
     if (n_causal < n_end) n_end = static_cast<int>(n_causal);
@@ -227,7 +226,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #if ZYFA_SM90A_PASS
   using namespace arch::sm90;
   using B = detail::BarLayout;
-  constexpr int BN = Cfg::kBlockN, DQK = Cfg::kDQK, DV = Cfg::kDV, kStages = Cfg::kStages;
+  constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, DQK = Cfg::kDQK, DV = Cfg::kDV, kStages = Cfg::kStages;
+  constexpr int kConsumers = Cfg::kConsumers, kMBox = Cfg::kMBoxBytes;
+  constexpr int kEmptyArrivals = 4 * kConsumers;  // per phase of an `empty` barrier: each consumer warp, after its wait
   constexpr int kSRegs = BN / 2, kORegs = DV / 2, kPRegs = BN / 4;
   static_assert(kStages <= 4, "fwd_kernel_ws: BarLayout holds up to 4 stages.");
 
@@ -244,12 +245,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
   if (tid == 0) {
     mbarrier_init(bars + B::kQFull, 1);
-    mbarrier_init(bars + B::kQEmpty, detail::kEmptyArrivals);
+    mbarrier_init(bars + B::kQEmpty, kEmptyArrivals);
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(bars + B::kKFull + 8 * s, 1);
-      mbarrier_init(bars + B::kKEmpty + 8 * s, detail::kEmptyArrivals);
+      mbarrier_init(bars + B::kKEmpty + 8 * s, kEmptyArrivals);
       mbarrier_init(bars + B::kVFull + 8 * s, 1);
-      mbarrier_init(bars + B::kVEmpty + 8 * s, detail::kEmptyArrivals);
+      mbarrier_init(bars + B::kVEmpty + 8 * s, kEmptyArrivals);
     }
     mbarrier_init(bars + B::kVFix, 1);
     if constexpr (Varlen) mbarrier_init(bars + B::kQFix, 1);
@@ -280,10 +281,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
       detail::TileCoord tc;
       if (detail::tile_at<Snake>(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
-      const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+      const int m0 = tc.m_block * BM, b = tc.b, h = tc.h, hk = h / a.group_size;
       detail::WsSeq<Varlen> sq{a};
       if (!sq.load(b, m0)) continue;
-      const int n_tiles = ws_visible_key_tiles<BN>(a, sq, m0);
+      const int n_tiles = ws_visible_key_tiles<BM, BN>(a, sq, m0);
       if (n_tiles == 0) continue;
       const int bc = Varlen ? 0 : b;  // batch coordinate of the tensor maps (varlen: the packed batch of one)
       if (loader) {
@@ -293,14 +294,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the
         // sequence (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives
         // a fixed-length call, and the warp-wide rescale decisions of the online softmax are the same (bit for bit).
-        const bool q_fix = Varlen && sq.seqlen_q() - m0 < 128;
+        const bool q_fix = Varlen && sq.seqlen_q() - m0 < BM;
         if (lane == 0) {
           fix_flags[kq & 1] = 0;
           const std::uint32_t qbar = q_fix ? bars + B::kQFix : bars + B::kQFull;
           mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
 #pragma unroll
           for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-            tma_load_4d(sQ + bx * 128 * 128, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
+            tma_load_4d(sQ + bx * kMBox, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
         }
         if constexpr (Varlen) {
           if (q_fix) {
@@ -309,7 +310,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             const int valid_rows = sq.seqlen_q() - m0;
 #pragma unroll 1
             for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
-              if ((off % (128 * 128)) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
+              if ((off % kMBox) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
                 asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
             fence_proxy_async_shared();
             __syncwarp();
@@ -427,11 +428,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   const int cw = warp_uniform(warpgroup) - 1;  // consumer warpgroup 0 / 1 (uniform: descriptors of Q from it)
   const int wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
   const int row0 = cw * 64 + 16 * warp + lane / 4;  // this thread's rows in the block: row0, row0 + 8
-  const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (1 - cw);
+  const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (cw + 1) % kConsumers;
   const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
   const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each 128-row O staging box
   const float scale = a.scale_log2;
-  if (cw == 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
+  if (cw == kConsumers - 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
   // Only consumer 0 waits for the K-full / V-full mbarriers: consumer 1 reads a stage only after its turn, which
   // consumer 0 hands over after it has waited for that stage and issued its wgmma (FlashAttention-3 does the same
   // with its scheduler barrier). The empty arrivals stay per warp of both warpgroups.
@@ -446,10 +447,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
     detail::TileCoord tc;
     if (detail::tile_at<Snake>(a, t, &tc) == arch::sm90::WorkStep::skip) continue;
-    const int m0 = tc.m_block * 128, b = tc.b, h = tc.h, hk = h / a.group_size;
+    const int m0 = tc.m_block * BM, b = tc.b, h = tc.h, hk = h / a.group_size;
     detail::WsSeq<Varlen> sq{a};
     if (!sq.load(b, m0)) continue;  // the producer skips it too
-    const int n_tiles = ws_visible_key_tiles<BN>(a, sq, m0);
+    const int n_tiles = ws_visible_key_tiles<BM, BN>(a, sq, m0);
 
     float o[kORegs];
 #pragma unroll
@@ -471,7 +472,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         const std::uint64_t kd = desc_advance(k_desc, static_cast<std::uint32_t>(stage * (Cfg::kKBytes / 16)));
 #pragma unroll
         for (int kb = 0; kb < DQK / 16; ++kb) {
-          const std::uint32_t q_off = ((kb / 4) * (128 * 128) + (kb % 4) * 32) / 16,
+          const std::uint32_t q_off = ((kb / 4) * kMBox + (kb % 4) * 32) / 16,
                               k_off = ((kb / 4) * (BN * 128) + (kb % 4) * 32) / 16;
           WgmmaSS<BN>::mma(s, desc_advance(q_desc, q_off), desc_advance(kd, k_off), kb > 0 ? 1 : 0);
         }
@@ -706,8 +707,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       for (int r = 0; r < 2; ++r) {
         const int row = 16 * warp + lane / 4 + 8 * r;  // within the warpgroup's 64 rows
         const int chunk = j % 8;
-        const std::uint32_t addr =
-            o_base + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
+        const std::uint32_t addr = o_base + (j / 8) * kMBox + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
         const std::uint32_t v = pack_bf16x2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
       }
@@ -738,7 +738,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         }
         if (any) {
           const std::uint32_t addr =
-              o_base + (c / 64) * (128 * 128) + row * 128 + ((((c % 64) / 8) ^ (row % 8)) * 16) + (c % 8) * 2;
+              o_base + (c / 64) * kMBox + row * 128 + ((((c % 64) / 8) ^ (row % 8)) * 16) + (c % 8) * 2;
           unsigned short cur;
           asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(cur) : "r"(addr));
           const float val = __uint_as_float(static_cast<std::uint32_t>(cur) << 16) + add;
@@ -759,7 +759,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       if (wtid == 0) {
 #pragma unroll
         for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
-          tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, sq.q0() + m0 + cw * 64, h, Varlen ? 0 : b);
+          tma_store_4d(&a.tm_o, o_base + bx * kMBox, 64 * bx, sq.q0() + m0 + cw * 64, h, Varlen ? 0 : b);
         tma_store_commit();
         store_pending = true;
       }
@@ -769,7 +769,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll 1
       for (int e = wtid; e < wg_rows * (DV / 8); e += 128) {
         const int row = e / (DV / 8), c = e % (DV / 8);  // row within the warpgroup's 64, 16-byte chunk
-        const std::uint32_t addr = o_base + (c / 8) * (128 * 128) + row * 128 + (((c % 8) ^ (row % 8)) * 16);
+        const std::uint32_t addr = o_base + (c / 8) * kMBox + row * 128 + (((c % 8) ^ (row % 8)) * 16);
         uint4 w;
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)

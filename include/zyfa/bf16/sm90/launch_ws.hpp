@@ -38,15 +38,19 @@ struct WsOrder {
   bool causal_pairs = true;
 };
 
-/// The sm_90a tile of a built-in head-dim pair (after FlashAttention-3's sizes, FA3 hopper/tile_size.h, with 2
-/// consumer warpgroups everywhere): BlockN 128 for head dims up to 192, 64 for 256; hd64 non-causal 192 (FA3's
-/// non-causal hd64 tile; same-pass on the H200: +9-12% over 128 keys, while causal 2K lost 10% with it). The tile
-/// depends on the head dims and causal only, never on the lengths: a varlen sequence then gives its own
+/// The sm_90a tile of a built-in head-dim pair (after FlashAttention-3's sizes, FA3 hopper/tile_size.h): BlockN 128
+/// for head dims up to 192, 64 for 256, 2 consumer warpgroups; hd64: 3 consumer warpgroups (BlockM 192 x BlockN 128,
+/// FA3's causal hd64 tile; its non-causal 192 x 192 keeps P in shared memory, which this kernel does not). Same pass
+/// on the H200 (bench/RESULTS.md, 2026-12-03) against 2 warpgroups: causal 0.93-1.14x, non-causal (which had 192-key
+/// tiles) 1.09-1.20x. The
+/// tile depends on the head dims and causal only, never on the lengths: a varlen sequence then gives its own
 /// flash_attn_func call's bits (a 192-key tile for hd64 causal calls from 8,192 keys measured +6-7% at 8K-16K but
 /// would break that).
 template <int DQK, int DV, bool Causal>
 struct WsTile {
-  using type = WsConfig<DQK, DV, (DQK > 192 ? 64 : (DQK == 64 && !Causal) ? 192 : 128)>;
+  static constexpr int kBlockN = DQK > 192 ? 64 : 128;
+  static constexpr int kConsumers = DQK == 64 ? 3 : 2;
+  using type = WsConfig<DQK, DV, kBlockN, 2, kConsumers>;
 };
 
 /// True if the current device can run the sm_90a kernel of this translation unit: compute capability 9.0 and the
@@ -97,7 +101,7 @@ inline std::int64_t ws_packed_batch_stride(std::int64_t rows, std::int64_t heads
 /// form, fwd_kernel_ws<Cfg, Snake, true>) with head dims (Cfg::kDQK, Cfg::kDV).
 /// `*launched` = false (and success) when this kernel does not apply (device, alignment, tensor-map encoding):
 /// the caller then runs the portable mma.sync kernel. A persistent configuration (Cfg::kPersistent) launches
-/// min(work tiles, SM count) CTAs and accepts any number of 128-row work tiles; otherwise one CTA per tile.
+/// min(work tiles, SM count) CTAs and accepts any number of Cfg::kBlockM-row work tiles; otherwise one CTA per tile.
 /// Errors: StatusCode::unsupported when a non-persistent grid would exceed 2^31-1 blocks;
 /// StatusCode::runtime_error with the runtime's message when the shared-memory opt-in or the launch fails.
 template <class Cfg, WsSchedule Schedule = WsSchedule::persistent>
@@ -115,7 +119,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
   if (!persistent && blocks > std::numeric_limits<std::int32_t>::max())
     return Status::unsupported("q: batch (" + std::to_string(p.batch) + ") * num_heads (" +
                                std::to_string(p.num_heads) + ") * ceil(seqlen_q (" + std::to_string(p.seqlen_q) +
-                               ") / 128) blocks exceeds the grid limit 2^31-1");
+                               ") / " + std::to_string(Cfg::kBlockM) + ") blocks exceeds the grid limit 2^31-1");
   WsArgs a{};
   using u64 = std::uint64_t;
   auto enc = [](CUtensorMap* map, const void* ptr, std::int64_t d, std::int64_t s, std::int64_t hds, std::int64_t bt,
