@@ -1,7 +1,7 @@
 // zyfa/arch/sm90_work_order.hpp -- the causal work order that the sm_90a persistent kernels
 // (bf16/sm90/fwd_kernel_ws.hpp, fp8/sm90/fwd_kernel.hpp) share: balanced pairs of m blocks.
 //
-// A persistent grid of G CTAs (G = SM count) takes work tiles (128 query rows of one (batch, head)) in a static
+// A persistent grid of G CTAs (G = SM count) takes work tiles (BlockM query rows of one (batch, head)) in a static
 // round-robin. Causal, the work of m block m grows linearly in m, so m blocks i and num_m_blocks - 1 - i together are
 // the same work for every i: with pairs as the unit the round-robin stays balanced. Pairs are numbered (batch, head)
 // by (batch, head), so the G CTAs running together work on one or two heads, whose K/V then stays in L2 (the
@@ -15,7 +15,8 @@
 
 namespace zyfa::arch::sm90 {
 
-/// A work tile: m block (128 query rows), batch index, query head.
+/// A work tile: m block (the kernel's BlockM query rows: 128, or 192 for the 3-warpgroup BF16 tile), batch index,
+/// query head.
 struct WorkTile {
   int m_block, b, h;
 };

@@ -1,7 +1,7 @@
 // zyfa/bf16/sm90/fwd_kernel_ws.hpp -- the sm_90a BF16 forward attention kernel: TMA + mbarrier pipeline, one
-// producer warpgroup and two consumer warpgroups (warp specialization with setmaxnreg), wgmma for S = Q.K^T (both
-// operands in shared memory) and O += P.V (P from registers), ping-pong of the consumer warpgroups and the softmax
-// of one key tile overlapped with the P.V of the previous one inside a warpgroup.
+// producer warpgroup and two or three consumer warpgroups (warp specialization with setmaxnreg), wgmma for S = Q.K^T
+// (both operands in shared memory) and O += P.V (P from registers), ping-pong of the consumer warpgroups and the
+// softmax of one key tile overlapped with the P.V of the previous one inside a warpgroup.
 //
 // Design: FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao 2024, arXiv:2407.08608): §3.1 producer /
 // consumer warp specialization and ping-pong scheduling, §3.2 intra-warpgroup overlap of softmax and GEMMs. The
