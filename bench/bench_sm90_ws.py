@@ -89,7 +89,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     zy = Zyfa(args.lib)
-    base = Zyfa(args.baseline) if args.baseline else None
+    if args.baseline:  # the baseline is the first variant, under its own impl name
+        args.variant.insert(0, f"zyfa_sm90a_base={args.baseline}")
     variants = {n: Zyfa(p) for n, p in (v.split("=", 1) for v in args.variant)}
     try:
         import fa3_fwd_interface as fa3
@@ -116,8 +117,6 @@ def main():
                 flop = 4.0 * b * heads * s * s * (dqk + dv) / 2 / (2 if causal else 1)
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
                 impls = {"zyfa_sm90a": lambda: zy(0, q, k, v, out, lse, causal)}
-                if base is not None:
-                    impls["zyfa_sm90a_base"] = lambda: base(0, q, k, v, out_mma, lse, causal)
                 for vname, vlib in variants.items():
                     impls[vname] = lambda vlib=vlib: vlib(0, q, k, v, out_mma, lse, causal)
                 if not args.no_mma:

@@ -25,6 +25,18 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+/// 16 bytes from shared memory as four words (ld.shared.v4.u32; `addr`: .shared window address, 16-byte aligned).
+__device__ __forceinline__ uint4 ld_shared_16(std::uint32_t addr) {
+  uint4 w;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "r"(addr));
+  return w;
+}
+/// 16 bytes to shared memory (st.shared.v4.u32; `addr`: .shared window address, 16-byte aligned).
+__device__ __forceinline__ void st_shared_16(std::uint32_t addr, uint4 w) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
+               : "memory");
+}
+
 /// 16-byte global -> shared copy, asynchronous (cp.async.cg: L2 only). `valid == false` writes 16 zero
 /// bytes and reads nothing (src-size 0); `src` must still be a valid global address.
 __device__ __forceinline__ void copy16_async(void* smem_dst, const void* gmem_src, bool valid) {

@@ -50,7 +50,7 @@ struct WsConfig {
   static constexpr bool kRescaleBeforePv = true;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
-  /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (loads in flight per lane).
+  /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (16-byte loads in flight per thread).
   static constexpr int kScanUnroll = 4;
   static constexpr int kQBoxes = DQK / 64, kVBoxes = DV / 64;  ///< 64-column (128-byte) swizzle boxes
   static constexpr int kQBytes = kBlockM * DQK * 2;            ///< Q tile: kQBoxes boxes of kBlockM x 128 B

@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll 1
             for (int off = lane * 16; off < Cfg::kQBytes; off += 32 * 16)
               if ((off % kMBox) / 128 >= valid_rows)  // the query row (128-byte row of a box) of this chunk
-                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + off), "r"(0u) : "memory");
+                st_shared_16(sQ + off, make_uint4(0, 0, 0, 0));
             fence_proxy_async_shared();
             __syncwarp();
             if (lane == 0) mbarrier_arrive(bars + B::kQFull);
@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll 1
                 for (int off = ptid * 16; off < Cfg::kVBytes; off += 128 * 16)
                   if ((off % (BN * 128)) / 128 >= valid_keys)  // the key (128-byte row) of this chunk
-                    asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst + off), "r"(0u) : "memory");
+                    st_shared_16(dst + off, make_uint4(0, 0, 0, 0));
               }
             }
             const int scan_bytes = (!Varlen || diag) ? Cfg::kVBytes : 0;
@@ -379,31 +379,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             std::uint32_t acc = 0;
 #pragma unroll Cfg::kScanUnroll
             for (int off = ptid * 16; off < scan_bytes; off += 128 * 16) {
-              std::uint32_t w0, w1, w2, w3;
-              asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                           : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
-                           : "r"(dst + off));
-              acc |= ((w0 & 0x7F807F80u) + 0x00800080u) | ((w1 & 0x7F807F80u) + 0x00800080u) |
-                     ((w2 & 0x7F807F80u) + 0x00800080u) | ((w3 & 0x7F807F80u) + 0x00800080u);
+              const uint4 w = ld_shared_16(dst + off);
+              acc |= ((w.x & 0x7F807F80u) + 0x00800080u) | ((w.y & 0x7F807F80u) + 0x00800080u) |
+                     ((w.z & 0x7F807F80u) + 0x00800080u) | ((w.w & 0x7F807F80u) + 0x00800080u);
             }
             const bool bad = (acc & 0x80008000u) != 0;
             if (bad) {  // rare: replace this thread's non-finite elements by 0
               wrote = true;
 #pragma unroll 1
               for (int off = ptid * 16; off < scan_bytes; off += 128 * 16) {
-                std::uint32_t w0, w1, w2, w3;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
-                             : "r"(dst + off));
-                std::uint32_t w[4] = {w0, w1, w2, w3};
+                const uint4 v = ld_shared_16(dst + off);
+                std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
                 for (int q = 0; q < 4; ++q) {
                   if (detail::bf16_nonfinite(w[q])) w[q] &= 0xFFFF0000u;
                   if (detail::bf16_nonfinite(w[q] >> 16)) w[q] &= 0x0000FFFFu;
                 }
-                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + off), "r"(w[0]), "r"(w[1]),
-                             "r"(w[2]), "r"(w[3])
-                             : "memory");
+                st_shared_16(dst + off, make_uint4(w[0], w[1], w[2], w[3]));
               }
             }
             if (wrote) fence_proxy_async_shared();
@@ -425,17 +417,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
   // ---------------- consumers ----------------
   setmaxnreg_inc<Cfg::kConsumerRegs>();
-  const int cw = warp_uniform(warpgroup) - 1;  // consumer warpgroup 0 / 1 (uniform: descriptors of Q from it)
+  const int cw = warp_uniform(warpgroup) - 1;  // consumer warpgroup 0, 1 (, 2) (uniform: descriptors of Q from it)
   const int wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
   const int row0 = cw * 64 + 16 * warp + lane / 4;  // this thread's rows in the block: row0, row0 + 8
   const int my_bar = detail::kSchedBar + cw, other_bar = detail::kSchedBar + (cw + 1) % kConsumers;
-  const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each 128-row Q box
-  const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each 128-row O staging box
+  const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each BlockM-row Q box
+  const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each BlockM-row O staging box
   const float scale = a.scale_log2;
   if (cw == kConsumers - 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
-  // Only consumer 0 waits for the K-full / V-full mbarriers: consumer 1 reads a stage only after its turn, which
-  // consumer 0 hands over after it has waited for that stage and issued its wgmma (FlashAttention-3 does the same
-  // with its scheduler barrier). The empty arrivals stay per warp of both warpgroups.
+  // Only consumer 0 waits for the K-full / V-full mbarriers: the others read a stage only after their turn, which
+  // follows consumer 0's, taken after it has waited for that stage and issued its wgmma (FlashAttention-3 does the
+  // same with its scheduler barrier). The empty arrivals stay per warp of every consumer warpgroup.
   auto wait_full = [&](std::uint32_t bar, std::uint32_t phase) {
     if (cw == 0) mbarrier_wait(bar, phase);
   };
@@ -770,10 +762,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       for (int e = wtid; e < wg_rows * (DV / 8); e += 128) {
         const int row = e / (DV / 8), c = e % (DV / 8);  // row within the warpgroup's 64, 16-byte chunk
         const std::uint32_t addr = o_base + (c / 8) * kMBox + row * 128 + (((c % 8) ^ (row % 8)) * 16);
-        uint4 w;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-                     : "r"(addr));
+        const uint4 w = ld_shared_16(addr);
         *reinterpret_cast<uint4*>(go + static_cast<std::int64_t>(row) * a.o_row_stride + c * 8) = w;
       }
     }
