@@ -42,6 +42,10 @@ struct WsConfig {
   /// ptxas is kept from hoisting it). With 64-key tiles (hd256: O takes 128 registers) P held live across the
   /// softmax makes the consumers spill, so there the wait stays where ptxas puts it (before the softmax).
   static constexpr bool kPvWaitAfterSoftmax = BlockN >= 128;
+  /// That wait's branch is on a warp vote (uniform: the loop's stage and phase counters stay on the uniform
+  /// datapath, about 14 fewer instructions per key tile) with 2 consumer warpgroups; with 3 (160 registers) the vote
+  /// makes ptxas spill, so the branch there is on each thread's row sum.
+  static constexpr bool kPvWaitBranchUniform = Consumers == 2;
   /// O rescaled by a tile's correction factors after the next Q.K^T is issued, before the P.V that adds into O
   /// (FlashAttention-3's RescaleOBeforeGemm, which it uses above hd128): the multiplies then run while Q.K^T is on
   /// the tensor cores instead of between the P.V wait and the warpgroup's next turn. Same-pass A/B on the H200

@@ -455,11 +455,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       float s[kSRegs];
       std::uint32_t p[kPRegs];
 
-      // Descriptors: computed once; a k16 step or a stage moves the start address field (bytes / 16) by a constant
-      // (CUTLASS advances GMMA descriptors the same way; shared addresses stay below 2^18, so the 14-bit field never
-      // carries).
-      const std::uint64_t q_desc = smem_desc_sw128(q_base, 16, 1024), k_desc = smem_desc_sw128(sK, 16, 1024);
-      const std::uint64_t v_desc = smem_desc_sw128(sV, BN * 128, 1024);
+      // Descriptors: computed once per work tile; a k16 step or a stage moves the start address field (bytes / 16) by a
+      // constant (CUTLASS advances GMMA descriptors the same way; shared addresses stay below 2^18, so the 14-bit field
+      // never carries). The low words pass through warp_uniform once per work tile: ptxas then treats them as opaque
+      // uniform values and advances them with one add per wgmma, where it otherwise re-derived the address fields from
+      // the shared base every key tile (12 more uniform instructions per tile, hd128).
+      auto opaque_lo = [](std::uint64_t d) {
+        return (d & 0xFFFFFFFF00000000ull) |
+               static_cast<std::uint32_t>(warp_uniform(static_cast<int>(static_cast<std::uint32_t>(d))));
+      };
+      const std::uint64_t q_desc = opaque_lo(smem_desc_sw128(q_base, 16, 1024)),
+                          k_desc = opaque_lo(smem_desc_sw128(sK, 16, 1024));
+      const std::uint64_t v_desc = opaque_lo(smem_desc_sw128(sV, BN * 128, 1024));
       auto issue_s = [&](int stage) {
         const std::uint64_t kd = desc_advance(k_desc, static_cast<std::uint32_t>(stage * (Cfg::kKBytes / 16)));
 #pragma unroll
@@ -478,11 +485,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         }
       };
       // Masks keys > the row's last visible key (causal) and keys >= seqlen_k, for tiles that cross either.
+      // Key tiles n >= n_mask need it (both conditions grow with n): the seqlen_k tail from seqlen_k / BN on; the
+      // causal diagonal from (R + 1) / BN on, R = the last key this warpgroup's first row sees (R < 0: every tile).
+      // One comparison per tile instead of both conditions.
+      int n_mask = sq.seqlen_k() / BN;
+      if (a.causal) {
+        const int r1 = m0 + cw * 64 + sq.causal_offset() + 1;
+        const int n_diag = r1 <= 0 ? 0 : r1 / BN;
+        if (n_diag < n_mask) n_mask = n_diag;
+      }
       auto mask = [&](int n) {
+        if (n < n_mask) return;
         const int n0 = n * BN;
-        const bool tail = n0 + BN > sq.seqlen_k();
-        const bool diag = a.causal && (n0 + BN - 1 > m0 + cw * 64 + sq.causal_offset());
-        if (!(tail || diag)) return;
         int limit[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -614,10 +628,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           // The P.V wait in both arms of a branch on the softmax's row sum: ptxas does not move it above the branch.
           // Issued right after the softmax, ptxas hoisted the wait above the whole softmax (that frees P's registers
           // for the softmax's temporaries: the SASS had WARPGROUP.DEPBAR.LE gsb0, 0x0 before the first MUFU.EX2),
-          // and the softmax never overlapped the P.V. l >= 0 or NaN, so every thread takes the first arm and all
-          // warps of the warpgroup reach the same wait (wgmma.wait_group is .aligned: a branch on the per-warp vote
-          // `grew` around the wait would break that).
-          if (!(l[0] < 0.0f)) {
+          // and the softmax never overlapped the P.V. l >= 0 or NaN, so no thread's l is negative, the vote is
+          // false in every warp and all warps of the warpgroup reach the same wait (wgmma.wait_group is .aligned: a
+          // branch on the per-warp vote `grew` around the wait would break that). The branch is on a warp vote, not
+          // on each thread's l, where registers allow (WsConfig::kPvWaitBranchUniform): a per-thread branch makes
+          // ptxas treat the loop as divergent, so the stage and phase counters leave the uniform datapath.
+          const bool never = Cfg::kPvWaitBranchUniform ? __any_sync(0xffffffffu, l[0] < 0.0f) : l[0] < 0.0f;
+          if (!never) {
             finish_pv();
           } else {
             finish_pv();
