@@ -42,7 +42,17 @@ def build_ext(build_dir, mma_sync=False):
                 build_directory=build_dir, verbose=False)
 
 
-def time_ms(fn, reps):
+# Cycles of the spin kernel queued before each timed call (about 1 ms at the H200's 1,980 MHz): longer than any
+# peer's host path (Python wrappers, argument checks, launch), so the GPU is still busy when the first event and the
+# call are queued, and the events measure only the call's own device time.
+HIDE_HOST_CYCLES = 2_000_000
+
+
+def time_ms(fn, reps, hide_host=True):
+    """Median device time of one call of fn (ms): 3 warm-up calls, then reps calls each between two CUDA events.
+    hide_host queues torch.cuda._sleep before each call so that the host's launch path is not timed; without it the
+    GPU idles between the first event and the kernel while the host issues the call, and a slow host path (FA3's
+    and SDPA's Python layers at 2K) counts as device time."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -50,6 +60,8 @@ def time_ms(fn, reps):
     for _ in range(reps):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
+        if hide_host:
+            torch.cuda._sleep(HIDE_HOST_CYCLES)
         a.record()
         fn()
         b.record()

@@ -4,7 +4,8 @@ cuDNN) and FlashAttention-3 (the `fa3-fwd==0.0.3` wheel, when importable), one p
 zyfa is called through bench/zyfa_capi.cu (a shared library loaded with ctypes; built by bench/build_sm90_ws.sh), so
 no torch extension is compiled on the GPU machine. Method as bench/bench_h200.py: 16K tokens in total
 (batch = 16384 // seqlen), num_heads = 2048 // head_dim_v (16 for 192/128), N(0,1) bf16 BSHD inputs (SDPA gets the
-BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls;
+BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls
+(device time: a spin kernel queued before each call hides the host's launch path; --host-timing counts it);
 TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
     python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out DIR [--dims 128,128 ...] [--seqlens ...]
         [--baseline OTHER_BUILD.so] [--variant NAME=BUILD.so ...]
@@ -74,6 +75,8 @@ def main():
     ap.add_argument("--dims", nargs="*", default=["128,128"])
     ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
     ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
+    ap.add_argument("--host-timing", action="store_true",
+                    help="time each call with the host's launch path included (no spin kernel before it)")
     ap.add_argument("--schedules", action="store_true",
                     help="causal shapes: also the sm_90a kernel's snake order, one-CTA-per-tile grid and "
                          "single-tile order (no m-block pairs)")
@@ -153,7 +156,7 @@ def main():
                 ref = None
                 for name, fn in impls.items():
                     try:
-                        ms = time_ms(fn, args.reps)
+                        ms = time_ms(fn, args.reps, hide_host=not args.host_timing)
                     except Exception as e:  # noqa: BLE001  (a backend without this shape)
                         print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported "
                               f"({str(e).splitlines()[0][:120]})", flush=True)
