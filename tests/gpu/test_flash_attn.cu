@@ -840,17 +840,18 @@ TEST_CASE("sm_90a tile schedules (snake order, one CTA per tile for long causal 
 }
 
 TEST_CASE("causal calls with at least one m-block pair per SM: the persistent grid's balanced pairs (sm_90a)") {
-  // 2 x 9 heads of 17 m blocks = 162 pairs (the middle block of each head alone) >= 132 SMs of an H100/H200: the
-  // sm_90a kernel takes the pairs order (launch_ws.hpp, WsOrder::causal_pairs; hd256 keeps the single-tile order).
+  // 3 x 9 = 27 (batch, head)s of 17 m blocks (128-row tiles) or 11 (hd64: 192-row tiles): 230 or 149 pairs, the
+  // middle blocks of the odd counts paired across (batch, head)s and the last one alone, >= 132 SMs of an H100/H200:
+  // the sm_90a kernel takes the pairs order (launch_ws.hpp, WsOrder::causal_pairs; hd256 keeps the single-tile order).
   for (auto& hd : kHeadDims) {
     Case c;
     c.dqk = hd[0];
     c.dv = hd[1];
     c.causal = true;
-    c.batch = 2;
+    c.batch = 3;
     c.heads = 9;
     c.heads_k = 3;
-    c.seqlen_q = c.seqlen_k = 2113;
+    c.seqlen_q = c.seqlen_k = 2100;
     run_case(c, hd[0] == 128 ? 3 : 0);
     if (hd[0] != 128) continue;
     c.seqlen_k = 2500;  // bottom-right offset: unequal pairs

@@ -492,7 +492,8 @@ TEST_CASE("the exp2 ablation (PMode::exp2) against the zyfa_exact recipe") {
 }
 
 TEST_CASE("causal calls with at least one m-block pair per SM: the balanced pairs order (arch/sm90_work_order.hpp)") {
-  // 16 heads of 17 m blocks = 144 pairs (the middle block of each head alone) >= 132 SMs of an H100/H200.
+  // 16 heads of 17 m blocks = 136 pairs (8 per head, and the middle blocks of two heads each) >= 132 SMs of an
+  // H100/H200.
   Case c;
   c.sq = c.sk = 2100;
   c.h = 16;

@@ -153,7 +153,7 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
 /// order, or (WsArgs::num_pairs > 0) the balanced pairs of arch/sm90_work_order.hpp.
 template <bool Snake>
 __device__ __forceinline__ WorkStep tile_at(const WsArgs& a, std::int64_t t, TileCoord* tc) {
-  if (a.num_pairs > 0) return causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, tc);
+  if (a.num_pairs > 0) return causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
   *tc = tile_coord<Snake>(a, t);
   return WorkStep::tile;
 }

@@ -1,0 +1,73 @@
+// The balanced causal work order of the sm_90a persistent kernels (arch/sm90_work_order.hpp), checked on the host:
+// every work tile is taken exactly once, and the CTAs' causal work differs by at most one pair's.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+#include <zyfa/arch/sm90_work_order.hpp>
+
+namespace {
+
+using zyfa::arch::sm90::causal_pair_tile;
+using zyfa::arch::sm90::causal_work_order;
+using zyfa::arch::sm90::WorkStep;
+using zyfa::arch::sm90::WorkTile;
+
+// Runs the order for `grid` CTAs; returns false when the host keeps the single-tile order. Work of m block m: m + 1
+// key tiles (BlockM == BlockN).
+bool check_order(int batch, int num_heads, int num_m_blocks, int grid) {
+  const int bh = batch * num_heads;
+  const std::int64_t blocks = std::int64_t{bh} * num_m_blocks;
+  const auto wo = causal_work_order(true, bh, num_m_blocks, blocks, grid);
+  if (wo.num_pairs == 0) return false;
+  REQUIRE(wo.num_steps % grid == 0);
+  std::vector<int> seen(static_cast<std::size_t>(blocks), 0);
+  std::vector<std::int64_t> work(static_cast<std::size_t>(grid), 0);
+  for (int cta = 0; cta < grid; ++cta)
+    for (std::int64_t k = 0; k < wo.num_steps / grid; ++k) {
+      WorkTile t{};
+      if (causal_pair_tile(static_cast<unsigned>(k), static_cast<unsigned>(cta), static_cast<unsigned>(grid),
+                           wo.num_pairs, num_m_blocks, num_heads, bh, &t) == WorkStep::skip)
+        continue;
+      REQUIRE(t.b >= 0);
+      REQUIRE(t.b < batch);
+      REQUIRE(t.h >= 0);
+      REQUIRE(t.h < num_heads);
+      REQUIRE(t.m_block >= 0);
+      REQUIRE(t.m_block < num_m_blocks);
+      ++seen[static_cast<std::size_t>((std::int64_t{t.b} * num_heads + t.h) * num_m_blocks + t.m_block)];
+      work[static_cast<std::size_t>(cta)] += t.m_block + 1;
+    }
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    INFO("tile " << i);
+    CHECK(seen[i] == 1);
+  }
+  const auto mm = std::minmax_element(work.begin(), work.end());
+  CHECK(*mm.second - *mm.first <= num_m_blocks + 1);  // one pair: m blocks i and num_m_blocks - 1 - i
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("sm90 work order: balanced pairs take every causal tile once, CTAs within one pair of work") {
+  int used = 0;
+  for (int grid : {1, 7, 22, 132})
+    for (int batch : {1, 2, 3})
+      for (int heads : {1, 5, 8, 32})
+        for (int m : {1, 2, 3, 11, 16, 22, 43, 86}) {
+          CAPTURE(grid);
+          CAPTURE(batch);
+          CAPTURE(heads);
+          CAPTURE(m);
+          used += check_order(batch, heads, m, grid) ? 1 : 0;
+        }
+  CHECK(used > 100);  // the pairs order ran (it needs at least one pair per CTA)
+}
+
+TEST_CASE("sm90 work order: too few pairs for the grid keeps the single-tile order") {
+  const auto wo = causal_work_order(true, 2, 3, 6, 132);
+  CHECK(wo.num_pairs == 0);
+  CHECK(wo.num_steps == 6);
+  CHECK(causal_work_order(false, 64, 43, 64 * 43, 132).num_pairs == 0);
+}
