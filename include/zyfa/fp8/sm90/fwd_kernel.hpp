@@ -139,7 +139,8 @@ __device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t
 
 /// The work tile of this CTA's loop step j: tile blockIdx.x + j * gridDim.x of tile_coord, or the pairs order.
 __device__ __forceinline__ arch::sm90::WorkStep tile_at(const Fp8Args& a, std::int64_t t, TileCoord* tc) {
-  if (a.num_pairs > 0) return arch::sm90::causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
+  if (a.num_pairs > 0)
+    return arch::sm90::causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
   *tc = tile_coord(a, t);
   return arch::sm90::WorkStep::tile;
 }
