@@ -6,7 +6,10 @@ gives 2048 / HEADDIM heads) for Nsight Compute, by zyfa or by FlashAttention-3:
 A number as the third argument profiles that impl of bench/zyfa_capi.cu's zyfa_capi_fwd."""
 import sys
 
-import torch
+if len(sys.argv) < 3 or sys.argv[1] in ("-h", "--help"):
+    sys.exit(__doc__)
+
+import torch  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from bench_sm90_ws import Zyfa  # noqa: E402
