@@ -24,8 +24,8 @@ struct WorkTile {
   int m_block, b, h;
 };
 
-/// What a CTA's loop step holds: a tile, or none (past the last pair, or the missing partner of the middle m block of
-/// the last middle pair of an odd number of (batch, head)s).
+/// What a CTA's loop step holds: a tile, or none (past the last pair, or the missing second block of the last middle
+/// pair when the number of (batch, head)s is odd).
 enum class WorkStep { tile, skip };
 
 /// The kernel arguments of a work order: num_pairs > 0 selects the pairs order (that many pairs), 0 the single-tile

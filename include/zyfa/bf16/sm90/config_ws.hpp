@@ -3,7 +3,7 @@
 // otherwise), register split.
 //
 // The FlashAttention-3 tile shapes (Shah et al. 2024, arXiv:2407.08608; FA3 hopper/tile_size.h): 64 query rows per
-// consumer warpgroup, two of them (three for hd64 causal), BlockN keys per K/V tile, 2 K and 2 V stages, 1 producer
+// consumer warpgroup, two of them (three for hd64), BlockN keys per K/V tile, 2 K and 2 V stages, 1 producer
 // warpgroup.
 #pragma once
 #include "../../arch/target.hpp"

@@ -114,6 +114,12 @@ __device__ __forceinline__ float quad_sum(float x) {
 }
 /// True if the bf16 bit pattern is Inf or NaN.
 __device__ __forceinline__ bool bf16_nonfinite(std::uint32_t bits) { return (bits & 0x7F80u) == 0x7F80u; }
+/// Both bf16 halves of a word at once: with x = w & 0x7F807F80, x + 0x00800080 sets bit 15 (31) exactly when the low
+/// (high) half has an all-ones exponent, i.e. is Inf or NaN; the halves do not carry into each other. OR the results
+/// of many words and test the OR against 0x80008000.
+__device__ __forceinline__ std::uint32_t bf16x2_nonfinite_bits(std::uint32_t w) {
+  return (w & 0x7F807F80u) + 0x00800080u;
+}
 #endif
 
 /// Work tile t -> (m block, batch, head). Causal: the heaviest m blocks (the last ones) first over all heads
@@ -374,14 +380,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
               }
             }
             const int scan_bytes = (!Varlen || diag) ? Cfg::kVBytes : 0;
-            // Fast check of this thread's chunks: with x = w & 0x7F807F80, x + 0x00800080 sets bit 15 (31) exactly
-            // when the low (high) bf16 has an all-ones exponent, i.e. is Inf or NaN; the halves do not carry.
+            // Fast check of this thread's chunks, two elements per integer add.
             std::uint32_t acc = 0;
 #pragma unroll Cfg::kScanUnroll
             for (int off = ptid * 16; off < scan_bytes; off += 128 * 16) {
               const uint4 w = ld_shared_16(dst + off);
-              acc |= ((w.x & 0x7F807F80u) + 0x00800080u) | ((w.y & 0x7F807F80u) + 0x00800080u) |
-                     ((w.z & 0x7F807F80u) + 0x00800080u) | ((w.w & 0x7F807F80u) + 0x00800080u);
+              acc |= detail::bf16x2_nonfinite_bits(w.x) | detail::bf16x2_nonfinite_bits(w.y) |
+                     detail::bf16x2_nonfinite_bits(w.z) | detail::bf16x2_nonfinite_bits(w.w);
             }
             const bool bad = (acc & 0x80008000u) != 0;
             if (bad) {  // rare: replace this thread's non-finite elements by 0

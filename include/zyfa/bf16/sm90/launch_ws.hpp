@@ -42,10 +42,9 @@ struct WsOrder {
 /// for head dims up to 192, 64 for 256, 2 consumer warpgroups; hd64: 3 consumer warpgroups (BlockM 192 x BlockN 128,
 /// FA3's causal hd64 tile; its non-causal 192 x 192 keeps P in shared memory, which this kernel does not). Same pass
 /// on the H200 (bench/RESULTS.md, 2026-12-03) against 2 warpgroups: causal 0.93-1.14x, non-causal (which had 192-key
-/// tiles) 1.09-1.20x. The
-/// tile depends on the head dims and causal only, never on the lengths: a varlen sequence then gives its own
-/// flash_attn_func call's bits (a 192-key tile for hd64 causal calls from 8,192 keys measured +6-7% at 8K-16K but
-/// would break that).
+/// tiles) 1.09-1.20x. The tile depends on the head dims and causal only, never on the lengths: a varlen sequence then
+/// gives its own flash_attn_func call's bits (a 192-key tile for hd64 causal calls from 8,192 keys measured +6-7% at
+/// 8K-16K but would break that).
 template <int DQK, int DV, bool Causal>
 struct WsTile {
   static constexpr int kBlockN = DQK > 192 ? 64 : 128;
