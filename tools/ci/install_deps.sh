@@ -128,10 +128,24 @@ if [ -x "$VENV/bin/python" ]; then
   # 4. torch for the Python package's CPU tests (tests/torch), pinned in python/requirements-torch.txt: PyPI's
   #    Linux wheel (the CUDA build, ~2.6 GB with its dependencies; ~2.5 min to download and install here). It runs
   #    on CPU. Skip with ZYFA_SKIP_TORCH=1 (tests/run_all.sh then skips tests/torch and says so).
+  ZYFA_TORCH_DISK_GB=${ZYFA_TORCH_DISK_GB:-8}
   if [ "${ZYFA_SKIP_TORCH:-0}" != 1 ]; then
     if ! "$VENV/bin/python" -c 'import torch; assert torch.__version__.split("+")[0] == "2.11.0"' 2>/dev/null; then
-      echo "install_deps: installing torch (python/requirements-torch.txt)"
-      "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/python/requirements-torch.txt"
+      # Disk: the wheels are unpacked next to the venv (not in /tmp, which may be a small tmpfs) and not cached
+      # (--no-cache-dir: the cache would keep a second 2.6 GB copy). Installed: about 5 GB; the check below
+      # names the shortfall before a long download does.
+      need_kb=$((ZYFA_TORCH_DISK_GB * 1024 * 1024))
+      free_kb=$(df -Pk "$ROOT" | awk 'NR == 2 { print $4 }')
+      if [ "$free_kb" -lt "$need_kb" ]; then
+        echo "install_deps: ERROR: torch needs about $ZYFA_TORCH_DISK_GB GB free on $(df -P "$ROOT" | awk 'NR == 2 { print $6 }') (the venv and pip's unpacked wheels); $((free_kb / 1024)) MB free. Free space there, or set ZYFA_SKIP_TORCH=1 to skip the Python package's tests." >&2
+        exit 1
+      fi
+      echo "install_deps: installing torch (python/requirements-torch.txt; $((free_kb / 1024 / 1024)) GB free)"
+      pip_tmp="$ROOT/.pip-tmp"
+      mkdir -p "$pip_tmp"
+      TMPDIR="$pip_tmp" "$VENV/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check \
+        -r "$ROOT/python/requirements-torch.txt"
+      rm -rf "$pip_tmp"
     fi
     echo "install_deps: torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
   fi
