@@ -128,12 +128,12 @@ if [ -x "$VENV/bin/python" ]; then
   # 4. torch for the Python package's CPU tests (tests/torch), pinned in python/requirements-torch.txt: PyPI's
   #    Linux wheel (the CUDA build, ~2.6 GB with its dependencies; ~2.5 min to download and install here). It runs
   #    on CPU. Skip with ZYFA_SKIP_TORCH=1 (tests/run_all.sh then skips tests/torch and says so).
-  ZYFA_TORCH_DISK_GB=${ZYFA_TORCH_DISK_GB:-8}
+  ZYFA_TORCH_DISK_GB=${ZYFA_TORCH_DISK_GB:-6}
   if [ "${ZYFA_SKIP_TORCH:-0}" != 1 ]; then
     if ! "$VENV/bin/python" -c 'import torch; assert torch.__version__.split("+")[0] == "2.11.0"' 2>/dev/null; then
-      # Disk: the wheels are unpacked next to the venv (not in /tmp, which may be a small tmpfs) and not cached
-      # (--no-cache-dir: the cache would keep a second 2.6 GB copy). Installed: about 5 GB; the check below
-      # names the shortfall before a long download does.
+      # Disk: one pinned package at a time (--no-deps: the file pins every dependency), unpacked next to the venv
+      # (not in /tmp, which may be a small tmpfs) and not cached, so the peak is the installed 4.6 GB plus one
+      # wheel (all at once and cached: 7.1 GB and a 2.6 GB cache); the check below names a shortfall first.
       need_kb=$((ZYFA_TORCH_DISK_GB * 1024 * 1024))
       free_kb=$(df -Pk "$ROOT" | awk 'NR == 2 { print $4 }')
       if [ "$free_kb" -lt "$need_kb" ]; then
@@ -143,8 +143,9 @@ if [ -x "$VENV/bin/python" ]; then
       echo "install_deps: installing torch (python/requirements-torch.txt; $((free_kb / 1024 / 1024)) GB free)"
       pip_tmp="$ROOT/.pip-tmp"
       mkdir -p "$pip_tmp"
-      TMPDIR="$pip_tmp" "$VENV/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check \
-        -r "$ROOT/python/requirements-torch.txt"
+      grep -E '^[A-Za-z0-9_.-]+==' "$ROOT/python/requirements-torch.txt" | while read -r pin; do
+        TMPDIR="$pip_tmp" "$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps --disable-pip-version-check "$pin"
+      done
       rm -rf "$pip_tmp"
     fi
     echo "install_deps: torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
