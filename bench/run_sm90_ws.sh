@@ -2,6 +2,8 @@
 # bench/run_sm90_ws.sh -- ONE device call for the sm_90a pipeline: GPU test suite with the sm_90a kernel dispatched,
 # compute-sanitizer memcheck on the small subset, benchmark against SDPA flash/cuDNN and FlashAttention-3.
 #   bash bench/run_sm90_ws.sh [test|bench|all]   (outputs under $OUT)
+# ZYFA_NCU=1: Nsight Compute summaries of one causal and one non-causal hd128 call; ZYFA_NCU=source: stall samples per
+# SASS instruction of zyfa and FA3 (hd128 causal, seqlen 16K) and bench/loop_segments.py's cycles per key tile.
 # Uses build-ws/ built here by bench/build_sm90_ws.sh (rebuilt on the GPU machine when the carried binaries do not
 # start) and, when present, the FA3 wheel in .offline/fa3/ (unpacked to /tmp/fa3, no network needed).
 set -uo pipefail
@@ -38,6 +40,19 @@ if [ "$MODE" != test ]; then
   fi
   timeout ${ZYFA_BENCH_TIMEOUT:-70} python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
+fi
+if [ "${ZYFA_NCU:-0}" = source ]; then
+  [ -d /tmp/fa3 ] || python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3
+  export PYTHONPATH=/tmp/fa3
+  for who in zyfa fa3; do
+    if [ $who = fa3 ]; then args="fa3 16384"; kern=regex:FlashAttnFwd; else args="0 16384"; kern=regex:fwd_kernel_ws; fi
+    timeout 150 ncu --clock-control none --set full --import-source no -k $kern --launch-count 1 -o "$OUT/ncu_$who" \
+      python3 bench/profile_ws.py build-ws/libzyfa_capi.so 1 $args > "$OUT/ncu_run_$who.log" 2>&1
+    echo "ncu source $who rc=$?" | tee -a "$OUT/run.log"
+    ncu -i "$OUT/ncu_$who.ncu-rep" --page source --csv --print-source sass > "$OUT/src_$who.csv" 2> /dev/null
+    rm -f "$OUT/ncu_$who.ncu-rep"
+  done
+  python3 bench/loop_segments.py "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" | tee "$OUT/loop_segments.txt"
 fi
 if [ "${ZYFA_NCU:-0}" = 1 ]; then  # Nsight Compute on one causal and one non-causal hd128 call
   for causal in 1 0; do

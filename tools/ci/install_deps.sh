@@ -133,7 +133,7 @@ if [ -x "$VENV/bin/python" ]; then
     if ! "$VENV/bin/python" -c 'import torch; assert torch.__version__.split("+")[0] == "2.11.0"' 2>/dev/null; then
       # Disk: one pinned package at a time (--no-deps: the file pins every dependency), unpacked next to the venv
       # (not in /tmp, which may be a small tmpfs) and not cached, so the peak is the installed 4.6 GB plus one
-      # wheel (all at once and cached: 7.1 GB and a 2.6 GB cache); the check below names a shortfall first.
+      # wheel: 4.7 GB measured (all at once: 7.1 GB, and 2.6 GB more in the cache); the check below names a shortfall.
       need_kb=$((ZYFA_TORCH_DISK_GB * 1024 * 1024))
       free_kb=$(df -Pk "$ROOT" | awk 'NR == 2 { print $4 }')
       if [ "$free_kb" -lt "$need_kb" ]; then

@@ -1,0 +1,142 @@
+"""Where a warp's time goes in the key-tile loop of an sm_90a attention kernel, from Nsight Compute's source view.
+
+    python3 bench/loop_segments.py SRC.csv [SRC2.csv ...]
+
+SRC.csv: `ncu -i REPORT --page source --csv --print-source sass` of a report taken with `--set full` (warp stall
+sampling on). The loop is the backward branch whose body holds both kinds of wgmma (Q.K^T from shared memory, P.V
+with P from registers: `HGMMA ... tnspB`) whose instructions execute most often on average; a body unrolled over several key tiles
+counts each Q.K^T start (`HGMMA ... RZ, !UPT`) as a tile.
+
+Clock: a stall sample is one warp's state at one sampling instant, and a sample of reason `selected` is that warp
+issuing, which takes one cycle. The loop's instructions per tile divided by its `selected` samples per tile is
+therefore the cycles one sample stands for, and a group's samples times that are its cycles per key tile per warp
+(the time a warp spends there, issuing or stalled). With two consumer warpgroups in ping-pong every key tile of a
+warpgroup is one period of the schedule, so the total is comparable between kernels of the same tile shape.
+
+Printed per kernel: instructions per tile, cycles per tile, and the cycles by group: the ping-pong turn (samples
+stalled on a named barrier), each wgmma wait (`WARPGROUP.DEPBAR`), mbarrier waits, wgmma issue, and the arithmetic
+by opcode (MUFU.EX2, FMNMX, FFMA, ...). With several files, the groups side by side."""
+import csv
+import re
+import sys
+from collections import Counter
+
+
+def load(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    head = next(i for i, r in enumerate(rows) if "Address" in r and "Source" in r)
+    hdr, data = rows[head], rows[head + 1 :]
+    col = {name: hdr.index(name) for name in hdr}
+    need = ("Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed", "stall_selected")
+    missing = [n for n in need if n not in col]
+    if missing:
+        sys.exit(f"{path}: no column {missing[0]!r}; export with --page source --csv --print-source sass of a --set full report")
+
+    def num(r, name):
+        v = r[col[name]].replace(",", "") if col.get(name) is not None and col[name] < len(r) else ""
+        return int(float(v)) if v not in ("", "-") else 0
+
+    ins = []
+    for r in data:
+        if len(r) <= col["Source"] or not r[col["Address"]].strip():
+            continue
+        ins.append({
+            "addr": int(r[col["Address"]], 16),
+            "src": re.sub(r"\s+", " ", r[col["Source"]].strip()),
+            "samples": num(r, "Warp Stall Sampling (All Samples)"),
+            "exec": num(r, "Instructions Executed"),
+            "selected": num(r, "stall_selected"),
+            "barrier": num(r, "stall_barrier"),
+        })
+    return ins
+
+
+def opcode(src):
+    body = re.sub(r"^@!?U?P\w+ ", "", src)
+    return body.split(" ")[0] if body else ""
+
+
+def find_loop(ins):
+    index = {x["addr"]: i for i, x in enumerate(ins)}
+    best = None
+    for i, x in enumerate(ins):
+        m = re.search(r"BRA (?:\S+, )?0x([0-9a-f]+)", x["src"])
+        if not m or opcode(x["src"]) != "BRA":
+            continue
+        t = index.get(int(m.group(1), 16))
+        if t is None or t >= i:
+            continue
+        body = ins[t : i + 1]
+        rs = sum(1 for y in body if y["src"].startswith("HGMMA") and "tnspB" in y["src"])
+        ss = sum(1 for y in body if opcode(y["src"]).startswith("HGMMA") and "tnspB" not in y["src"])
+        if rs and ss:
+            rate = sum(y["exec"] for y in body) / len(body)  # the inner loop: its instructions run the most often
+            if best is None or rate > best[0]:
+                best = (rate, t, i)
+    if best is None:
+        sys.exit("no loop with both Q.K^T and P.V wgmma found")
+    return best[1], best[2]
+
+
+def group(x, after_bar_sync):
+    op, src = opcode(x["src"]), x["src"]
+    if op.startswith("HGMMA"):
+        return "wgmma issue (P.V)" if "tnspB" in src else "wgmma issue (Q.K^T)"
+    if "DEPBAR" in op:
+        return "wgmma wait " + ("(all)" if src.rstrip(" ;").endswith("0x0") else "(but the last)")
+    if op.startswith("SYNCS.PHASECHK") or op == "NANOSLEEP" or (op == "BRA" and x.get("after_trywait")):
+        return "mbarrier wait"
+    if op.startswith("BAR"):
+        return "named barrier"
+    base = op.split(".")[0]
+    if base in ("MUFU", "FMNMX", "FFMA", "FADD", "FMUL", "F2FP", "SHFL", "FSEL", "FSETP"):
+        return base + (".EX2" if base == "MUFU" and ".EX2" in op else "")
+    if base.startswith("U") or base in ("R2UR", "S2UR"):
+        return "uniform datapath"
+    return "other"
+
+
+def analyse(path):
+    ins = load(path)
+    lo, hi = find_loop(ins)
+    body = ins[lo : hi + 1]
+    for a, b in zip(body, body[1:]):
+        b["after_trywait"] = opcode(a["src"]).startswith("SYNCS.PHASECHK")
+    starts = [x for x in body if opcode(x["src"]).startswith("HGMMA") and "RZ, !UPT" in x["src"]]
+    tiles = sum(x["exec"] for x in starts) or max(x["exec"] for x in body)
+    instr = sum(x["exec"] for x in body) / tiles
+    selected = sum(x["selected"] for x in body)
+    if selected == 0:
+        sys.exit(f"{path}: no 'selected' samples in the loop (was warp stall sampling on?)")
+    per_tile = instr * tiles / selected / tiles  # cycles one sample stands for: instructions / selected samples
+    groups = Counter()
+    for x in body:
+        turn = x["barrier"]  # samples stalled on a named barrier: the ping-pong turn, wherever ptxas charges them
+        groups["ping-pong turn (named barrier)"] += turn * per_tile
+        groups[group(x, False)] += (x["samples"] - turn) * per_tile
+    total = sum(groups.values())
+    return {"path": path, "instr": instr, "total": total, "groups": groups,
+            "range": (body[0]["addr"], body[-1]["addr"], len(body))}
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
+    res = [analyse(p) for p in sys.argv[1:]]
+    names = [r["path"].rsplit("/", 1)[-1] for r in res]
+    for n, r in zip(names, res):
+        a, b, k = r["range"]
+        print(f"{n}: loop {a:#x}-{b:#x} ({k} instructions), {r['instr']:.0f} instructions and "
+              f"{r['total']:.0f} cycles per key tile per warp")
+    keys = sorted(set().union(*(r["groups"] for r in res)), key=lambda g: -max(r["groups"][g] for r in res))
+    w = max(len(k) for k in keys)
+    print(f"{'cycles per key tile':{w}s} " + " ".join(f"{n[:14]:>14s}" for n in names))
+    for g in keys:
+        if max(r["groups"][g] for r in res) >= 1:
+            print(f"{g:{w}s} " + " ".join(f"{r['groups'][g]:14.0f}" for r in res))
+    print(f"{'total':{w}s} " + " ".join(f"{r['total']:14.0f}" for r in res))
+
+
+if __name__ == "__main__":
+    main()
