@@ -3,9 +3,9 @@
     python3 bench/loop_segments.py SRC.csv [SRC2.csv ...]
 
 SRC.csv: `ncu -i REPORT --page source --csv --print-source sass` of a report taken with `--set full` (warp stall
-sampling on). The loop is the backward branch whose body holds both kinds of wgmma (Q.K^T from shared memory, P.V
-with P from registers: `HGMMA ... tnspB`) whose instructions execute most often on average; a body unrolled over several key tiles
-counts each Q.K^T start (`HGMMA ... RZ, !UPT`) as a tile.
+sampling on). The loop is the backward branch whose body holds both kinds of wgmma (`HGMMA` for bf16, `QGMMA` for
+e4m3: Q.K^T with both operands in shared memory, P.V with P from registers) and whose instructions execute most often
+on average; a body unrolled over several key tiles counts each Q.K^T start (`... gdesc[..], RZ, !UPT`) as a tile.
 
 Clock: a stall sample is one warp's state at one sampling instant, and a sample of reason `selected` is that warp
 issuing, which takes one cycle. The loop's instructions per tile divided by its `selected` samples per tile is
@@ -57,6 +57,14 @@ def opcode(src):
     return body.split(" ")[0] if body else ""
 
 
+def wgmma_kind(src):
+    """'qk' (both operands in shared memory), 'pv' (A from registers) or None."""
+    m = re.match(r"[HQ]GMMA\.\S+ R\d+, (R\d+|gdesc)", re.sub(r"^@!?U?P\w+ ", "", src))
+    if not m:
+        return None
+    return "qk" if m.group(1) == "gdesc" else "pv"
+
+
 def find_loop(ins):
     index = {x["addr"]: i for i, x in enumerate(ins)}
     best = None
@@ -68,8 +76,8 @@ def find_loop(ins):
         if t is None or t >= i:
             continue
         body = ins[t : i + 1]
-        rs = sum(1 for y in body if y["src"].startswith("HGMMA") and "tnspB" in y["src"])
-        ss = sum(1 for y in body if opcode(y["src"]).startswith("HGMMA") and "tnspB" not in y["src"])
+        rs = sum(1 for y in body if wgmma_kind(y["src"]) == "pv")
+        ss = sum(1 for y in body if wgmma_kind(y["src"]) == "qk")
         if rs and ss:
             rate = sum(y["exec"] for y in body) / len(body)  # the inner loop: its instructions run the most often
             if best is None or rate > best[0]:
@@ -81,8 +89,9 @@ def find_loop(ins):
 
 def group(x, after_bar_sync):
     op, src = opcode(x["src"]), x["src"]
-    if op.startswith("HGMMA"):
-        return "wgmma issue (P.V)" if "tnspB" in src else "wgmma issue (Q.K^T)"
+    kind = wgmma_kind(src)
+    if kind:
+        return "wgmma issue (P.V)" if kind == "pv" else "wgmma issue (Q.K^T)"
     if "DEPBAR" in op:
         return "wgmma wait " + ("(all)" if src.rstrip(" ;").endswith("0x0") else "(but the last)")
     if op.startswith("SYNCS.PHASECHK") or op == "NANOSLEEP" or (op == "BRA" and x.get("after_trywait")):
@@ -90,7 +99,7 @@ def group(x, after_bar_sync):
     if op.startswith("BAR"):
         return "named barrier"
     base = op.split(".")[0]
-    if base in ("MUFU", "FMNMX", "FFMA", "FADD", "FMUL", "F2FP", "SHFL", "FSEL", "FSETP"):
+    if base in ("MUFU", "FMNMX", "FFMA", "FADD", "FMUL", "F2FP", "SHFL", "FSEL", "FSETP", "PRMT", "F2I", "I2FP"):
         return base + (".EX2" if base == "MUFU" and ".EX2" in op else "")
     if base.startswith("U") or base in ("R2UR", "S2UR"):
         return "uniform datapath"
@@ -103,7 +112,7 @@ def analyse(path):
     body = ins[lo : hi + 1]
     for a, b in zip(body, body[1:]):
         b["after_trywait"] = opcode(a["src"]).startswith("SYNCS.PHASECHK")
-    starts = [x for x in body if opcode(x["src"]).startswith("HGMMA") and "RZ, !UPT" in x["src"]]
+    starts = [x for x in body if wgmma_kind(x["src"]) == "qk" and "RZ, !UPT" in x["src"]]
     tiles = sum(x["exec"] for x in starts) or max(x["exec"] for x in body)
     instr = sum(x["exec"] for x in body) / tiles
     selected = sum(x["selected"] for x in body)

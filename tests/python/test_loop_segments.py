@@ -72,6 +72,23 @@ def test_slower_exponentials_show(tmp_path):
         loop_segments.analyse(str(fast))["groups"]["MUFU.EX2"] == pytest.approx(10.0)
 
 
+def test_e4m3_loop(tmp_path):
+    """QGMMA, and a P.V that also starts from zero (a fresh accumulator per block): only Q.K^T starts count tiles."""
+    rows = [("MOV R1, R2", 5, 10, 0, 1),
+            ("BAR.SYNC.DEFER_BLOCKING R0, 0x100", 40, 1000, 30, 10),
+            ("QGMMA.64x64x32.F32.E4M3.E4M3 R92, gdesc[UR20], RZ, !UPT", 20, 1000, 0, 10),
+            ("QGMMA.64x136x32.F32.E4M3.E4M3 R24, R124, gdesc[UR20], RZ, !UPT", 20, 1000, 0, 10),
+            ("PRMT R1, R2, 0x6420, R3", 30, 1000, 0, 10),
+            ("@P0 BRA 0x110", 10, 1000, 0, 10)]
+    path = tmp_path / "fp8.csv"
+    write(path, rows)
+    r = loop_segments.analyse(str(path))
+    assert r["instr"] == pytest.approx(5.0)
+    assert r["groups"]["wgmma issue (P.V)"] == pytest.approx(2.0)
+    assert r["groups"]["wgmma issue (Q.K^T)"] == pytest.approx(2.0)
+    assert r["groups"]["PRMT"] == pytest.approx(3.0)
+
+
 def test_no_loop_is_an_error(tmp_path):
     path = tmp_path / "flat.csv"
     write(path, [("MOV R1, R2", 5, 10, 0, 1), ("EXIT", 1, 10, 0, 1)])
