@@ -87,7 +87,7 @@ def find_loop(ins):
     return best[1], best[2]
 
 
-def group(x, after_bar_sync):
+def group(x):
     op, src = opcode(x["src"]), x["src"]
     kind = wgmma_kind(src)
     if kind:
@@ -118,12 +118,12 @@ def analyse(path):
     selected = sum(x["selected"] for x in body)
     if selected == 0:
         sys.exit(f"{path}: no 'selected' samples in the loop (was warp stall sampling on?)")
-    per_tile = instr * tiles / selected / tiles  # cycles one sample stands for: instructions / selected samples
+    cycles_per_sample = instr / (selected / tiles)  # instructions per tile over selected samples per tile
     groups = Counter()
     for x in body:
         turn = x["barrier"]  # samples stalled on a named barrier: the ping-pong turn, wherever ptxas charges them
-        groups["ping-pong turn (named barrier)"] += turn * per_tile
-        groups[group(x, False)] += (x["samples"] - turn) * per_tile
+        groups["ping-pong turn (named barrier)"] += turn * cycles_per_sample / tiles
+        groups[group(x)] += (x["samples"] - turn) * cycles_per_sample / tiles
     total = sum(groups.values())
     return {"path": path, "instr": instr, "total": total, "groups": groups,
             "range": (body[0]["addr"], body[-1]["addr"], len(body))}
@@ -140,11 +140,12 @@ def main():
               f"{r['total']:.0f} cycles per key tile per warp")
     keys = sorted(set().union(*(r["groups"] for r in res)), key=lambda g: -max(r["groups"][g] for r in res))
     w = max(len(k) for k in keys)
-    print(f"{'cycles per key tile':{w}s} " + " ".join(f"{n[:14]:>14s}" for n in names))
+    cw = [max(8, len(n)) for n in names]
+    print(f"{'cycles per key tile':{w}s} " + " ".join(f"{n:>{c}s}" for n, c in zip(names, cw)))
     for g in keys:
         if max(r["groups"][g] for r in res) >= 1:
-            print(f"{g:{w}s} " + " ".join(f"{r['groups'][g]:14.0f}" for r in res))
-    print(f"{'total':{w}s} " + " ".join(f"{r['total']:14.0f}" for r in res))
+            print(f"{g:{w}s} " + " ".join(f"{r['groups'][g]:{c}.0f}" for r, c in zip(res, cw)))
+    print(f"{'total':{w}s} " + " ".join(f"{r['total']:{c}.0f}" for r, c in zip(res, cw)))
 
 
 if __name__ == "__main__":
