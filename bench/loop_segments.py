@@ -17,12 +17,19 @@ Printed per kernel: instructions per tile, cycles per tile, and the cycles by gr
 stalled on a named barrier), each wgmma wait (`WARPGROUP.DEPBAR`), mbarrier waits, wgmma issue, and the arithmetic
 by opcode (MUFU.EX2, FMNMX, FFMA, ...). With several files, the groups side by side."""
 import csv
+import os
 import re
 import sys
 from collections import Counter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_issue_model import strip_predicate  # noqa: E402
+
 
 def load(path):
+    """The instructions of an exported source view: dicts with addr, src (whitespace folded), samples (all warp stall
+    samples), exec (warp-level instructions executed), selected and barrier (samples of those two stall reasons).
+    Exits naming the first missing column."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     head = next(i for i, r in enumerate(rows) if "Address" in r and "Source" in r)
@@ -31,7 +38,8 @@ def load(path):
     need = ("Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed", "stall_selected")
     missing = [n for n in need if n not in col]
     if missing:
-        sys.exit(f"{path}: no column {missing[0]!r}; export with --page source --csv --print-source sass of a --set full report")
+        sys.exit(f"{path}: no column {missing[0]!r}; export with --page source --csv --print-source sass "
+                 "of a --set full report")
 
     def num(r, name):
         v = r[col[name]].replace(",", "") if col.get(name) is not None and col[name] < len(r) else ""
@@ -53,19 +61,22 @@ def load(path):
 
 
 def opcode(src):
-    body = re.sub(r"^@!?U?P\w+ ", "", src)
+    """The full opcode with its modifiers (`SYNCS.PHASECHK.TRANS64.TRYWAIT`), predicate stripped."""
+    body = strip_predicate(src)
     return body.split(" ")[0] if body else ""
 
 
 def wgmma_kind(src):
     """'qk' (both operands in shared memory), 'pv' (A from registers) or None."""
-    m = re.match(r"[HQ]GMMA\.\S+ R\d+, (R\d+|gdesc)", re.sub(r"^@!?U?P\w+ ", "", src))
+    m = re.match(r"[HQ]GMMA\.\S+ R\d+, (R\d+|gdesc)", strip_predicate(src))
     if not m:
         return None
     return "qk" if m.group(1) == "gdesc" else "pv"
 
 
 def find_loop(ins):
+    """(first, last) indices of the key-tile loop: the backward branch's body holding both wgmma kinds whose
+    instructions run most often on average. Exits when there is none."""
     index = {x["addr"]: i for i, x in enumerate(ins)}
     best = None
     for i, x in enumerate(ins):
@@ -88,6 +99,7 @@ def find_loop(ins):
 
 
 def group(x):
+    """The instruction group a sample of x is charged to (the named-barrier stall is split off by analyse)."""
     op, src = opcode(x["src"]), x["src"]
     kind = wgmma_kind(src)
     if kind:
@@ -107,6 +119,8 @@ def group(x):
 
 
 def analyse(path):
+    """Cycles per key tile per warp of one kernel: dict with path, instr (instructions per tile), total, groups
+    (Counter of cycles by group) and range (first and last address, instruction count of the loop)."""
     ins = load(path)
     lo, hi = find_loop(ins)
     body = ins[lo : hi + 1]

@@ -34,16 +34,14 @@ if [ "$MODE" != bench ]; then
     echo "$tool rc=$?" | tee -a "$OUT/run.log"; tail -2 "$OUT/$tool.log"
   done
 fi
+if ls .offline/fa3/*.whl > /dev/null 2>&1; then  # FA3 for the benchmark and the source-level profile
+  python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
+fi
 if [ "$MODE" != test ]; then
-  if ls .offline/fa3/*.whl > /dev/null 2>&1; then
-    python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
-  fi
   timeout ${ZYFA_BENCH_TIMEOUT:-70} python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out "$OUT" ${ZYFA_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi
 if [ "${ZYFA_NCU:-0}" = source ]; then
-  [ -d /tmp/fa3 ] || python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3
-  export PYTHONPATH=/tmp/fa3
   for who in zyfa fa3; do
     if [ $who = fa3 ]; then args="fa3 16384"; kern=regex:FlashAttnFwd; else args="0 16384"; kern=regex:fwd_kernel_ws; fi
     timeout 150 ncu --clock-control none --set full --import-source no -k $kern --launch-count 1 -o "$OUT/ncu_$who" \

@@ -8,8 +8,8 @@ measured, and other warps sharing the scheduler make the real stretch longer.
 LISTING: `cuobjdump -sass` of one function (lines `/*0a30*/ FFMA R1, R2, R3, R4 ;`); START, END: hex addresses of
 the first and last instruction of the stretch; --take: addresses of predicated branches to follow (others fall
 through, as on a path where their predicate is false); --sfu-share N: the special function unit shared with N - 1
-other warps doing the same (each of its instructions occupies it N times as long). Prints the modelled cycle of the last issue and of the first
-`MUFU.EX2` and first `FFMA.SAT`.
+other warps doing the same (each of its instructions occupies it N times as long). Prints the modelled cycle of the
+last issue and of the first `MUFU.EX2` and first `FFMA.SAT`.
 
 Model: instructions issue in program order, one per cycle at most; an instruction waits for the registers it reads
 (the ready cycle of their last writer: issue + LATENCY of the writer's opcode) and for its pipe (one instruction per
@@ -42,8 +42,14 @@ def parse(text):
     return out
 
 
+def strip_predicate(text):
+    """The instruction without its guard predicate (`@P0 `, `@!UP1 `, ...)."""
+    return re.sub(r"^@!?U?P\w+ ", "", text)
+
+
 def opcode(text):
-    body = re.sub(r"^@!?U?P\w+ ", "", text)
+    """(the instruction without its predicate, its base opcode: `FFMA` of `FFMA.SAT`)."""
+    body = strip_predicate(text)
     return body, body.split(" ")[0].split(".")[0]
 
 
