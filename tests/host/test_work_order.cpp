@@ -28,7 +28,7 @@ bool check_order(int batch, int num_heads, int num_m_blocks, int grid) {
     for (std::int64_t k = 0; k < wo.num_steps / grid; ++k) {
       WorkTile t{};
       if (causal_pair_tile(static_cast<unsigned>(k), static_cast<unsigned>(cta), static_cast<unsigned>(grid),
-                           wo.num_pairs, num_m_blocks, num_heads, bh, &t) == WorkStep::skip)
+                           wo.num_pairs, wo.tail, num_m_blocks, num_heads, bh, &t) == WorkStep::skip)
         continue;
       REQUIRE(t.b >= 0);
       REQUIRE(t.b < batch);
@@ -70,4 +70,68 @@ TEST_CASE("sm90 work order: too few pairs for the grid keeps the single-tile ord
   CHECK(wo.num_pairs == 0);
   CHECK(wo.num_steps == 6);
   CHECK(causal_work_order(false, 64, 43, 64 * 43, 132).num_pairs == 0);
+}
+
+TEST_CASE("sm90 work order: a short tail goes out as single m blocks nearest the middle") {
+  using zyfa::arch::sm90::causal_pair_count;
+  using zyfa::arch::sm90::causal_pair_tail;
+  int split = 0;
+  for (int grid : {7, 22, 132})
+    for (int batch : {1, 2, 3})
+      for (int heads : {1, 5, 8, 16, 32})
+        for (int m : {2, 3, 11, 16, 22, 43, 86, 128}) {
+          const int bh = batch * heads;
+          const auto wo = causal_work_order(true, bh, m, std::int64_t{bh} * m, grid);
+          if (wo.num_pairs == 0) continue;
+          const auto& tail = wo.tail;
+          if (tail.rem == 0) continue;
+          ++split;
+          CAPTURE(grid);
+          CAPTURE(batch);
+          CAPTURE(heads);
+          CAPTURE(m);
+          CHECK(2 * tail.rem <= grid);
+          CHECK(tail.rem == wo.num_pairs % grid);
+          const std::int64_t full_rounds = wo.num_pairs / grid;
+          CHECK(wo.num_steps == grid * (2 * full_rounds + 1));
+          std::int64_t most = 0;
+          for (int cta = 0; cta < grid; ++cta) {
+            std::int64_t work = 0;
+            for (unsigned k = 0; k < wo.num_steps / grid; ++k) {
+              WorkTile t{};
+              if (causal_pair_tile(k, cta, grid, wo.num_pairs, wo.tail, m, heads, bh, &t) == WorkStep::tile)
+                work += t.m_block + 1;
+            }
+            most = std::max(most, work);
+          }
+          // F pairs and at most the heavier half of the least central tail pair (m blocks i and m - 1 - i)
+          const int i_least = m / 2 - 1 - tail.a;
+          CHECK(most <= full_rounds * (m + 1) + (m - i_least));
+          CHECK(most < (full_rounds + 1) * (m + 1));
+        }
+  CHECK(split > 20);
+}
+
+TEST_CASE("sm90 work order: hd64 causal 8K and 16K (192-row tiles, 132 SMs) split their tail") {
+  using zyfa::arch::sm90::causal_pair_count;
+  for (auto [bh, m] : {std::pair{64, 43}, std::pair{32, 86}}) {
+    const auto wo = causal_work_order(true, bh, m, std::int64_t{bh} * m, 132);
+    const std::int64_t full_rounds = wo.num_pairs / 132;
+    CHECK(wo.num_steps == 132 * (2 * full_rounds + 1));
+    std::vector<std::int64_t> work(132, 0);
+    for (int cta = 0; cta < 132; ++cta)
+      for (unsigned k = 0; k < wo.num_steps / 132; ++k) {
+        WorkTile t{};
+        if (causal_pair_tile(k, cta, 132, wo.num_pairs, wo.tail, m, 1, bh, &t) == WorkStep::tile)
+          work[cta] += t.m_block + 1;
+      }
+    const double mean = static_cast<double>(std::int64_t{bh} * m * (m + 1) / 2) / 132;
+    const auto mx = *std::max_element(work.begin(), work.end());
+    CAPTURE(bh);
+    CAPTURE(m);
+    CAPTURE(mx);
+    CAPTURE(mean);
+    CHECK(mx <= full_rounds * (m + 1) + (m + 1) / 2 + 2);  // was (full_rounds + 1) * (m + 1)
+    CHECK(static_cast<double>(mx) / mean < 1.02);
+  }
 }

@@ -10,7 +10,9 @@
 // head) by (batch, head), so the G CTAs running together work on one or two heads, whose K/V then stays in L2 (the
 // heaviest-first order over all heads had every head's K/V in flight at once: on the H200, hd128 causal 16K, DRAM
 // 44% busy). This is the load-balancing idea of striped / zigzag causal attention (Brandon et al. 2023, "Striped
-// Attention", arXiv:2311.09431), applied to the tiles of one GPU.
+// Attention", arXiv:2311.09431), applied to the tiles of one GPU. When the pairs left after the full rounds would
+// occupy at most half the CTAs, they go out as single m blocks instead (causal_pair_tail), so that no CTA does a whole
+// pair more than the others.
 #pragma once
 #include <cstdint>
 
@@ -28,48 +30,113 @@ struct WorkTile {
 /// pair when the number of (batch, head)s is odd).
 enum class WorkStep { tile, skip };
 
-/// The kernel arguments of a work order: num_pairs > 0 selects the pairs order (that many pairs), 0 the single-tile
-/// order; num_steps is the CTAs' loop bound (t = blockIdx.x, + grid, ... below it).
-struct WorkOrderArgs {
-  int num_pairs;
-  std::int64_t num_steps;
-};
-
 /// Pairs of the order over batch_heads (batch, head)s of num_m_blocks m blocks: num_m_blocks / 2 per (batch, head),
 /// plus one per two (batch, head)s for the middle blocks when num_m_blocks is odd.
 inline std::int64_t causal_pair_count(std::int64_t batch_heads, int num_m_blocks) {
   return batch_heads * (num_m_blocks / 2) + (num_m_blocks % 2 != 0 ? (batch_heads + 1) / 2 : 0);
 }
 
+/// The tail of the pairs order (R = pairs mod grid pairs left after the full rounds), when it is split: each of its
+/// R pairs goes to two CTAs as two single m blocks, one step per CTA after the full rounds. The tail's pairs are then
+/// the ones nearest the middle of their (batch, head)s (m blocks i and num_m_blocks - 1 - i with i close to
+/// num_m_blocks / 2, two nearly equal halves): a pairs from every (batch, head) and one more from each of the last b
+/// (R = a * batch_heads + b). Split when 2R <= grid (at most one single per CTA) and every (batch, head) has those
+/// pairs; the heaviest CTA then does F pairs and about half a pair where it did F + 1 pairs (F = full rounds). With
+/// an odd number of m blocks and of (batch, head)s the last middle pair is a single m block; it is then the tail's
+/// last pair (and its second half is skipped), so that every pair of the full rounds is a whole pair's work.
+struct PairTail {
+  int rem = 0;       ///< R: 0 when the tail is not split
+  int a = 0, b = 0;  ///< R - lone = a * batch_heads + b: the tail's pairs taken from the (batch, head)s' runs
+  int lone = 0;      ///< 1: the single last middle m block is the tail's last pair
+};
+
+/// The tail split of `num_pairs` pairs over `grid` CTAs, or rem == 0 when it is not split.
+inline PairTail causal_pair_tail(unsigned grid, int num_pairs, int num_m_blocks, int batch_heads) {
+  PairTail t;
+  const unsigned rem = static_cast<unsigned>(num_pairs) % grid;
+  const int per_head = num_m_blocks / 2;
+  const int lone = (num_m_blocks % 2 != 0 && batch_heads % 2 != 0) ? 1 : 0;
+  if (rem == 0 || 2u * rem > grid || per_head == 0) return t;
+  const int from_runs = static_cast<int>(rem) - lone;
+  const int a = from_runs / batch_heads, b = from_runs % batch_heads;
+  if (a + (b > 0 ? 1 : 0) > per_head) return t;
+  t.rem = static_cast<int>(rem);
+  t.a = a;
+  t.b = b;
+  t.lone = lone;
+  return t;
+}
+
+/// The kernel arguments of a work order: num_pairs > 0 selects the pairs order (that many pairs), 0 the single-tile
+/// order; tail its split tail (causal_pair_tail); num_steps is the CTAs' loop bound (t = blockIdx.x, + grid, ...
+/// below it).
+struct WorkOrderArgs {
+  int num_pairs;
+  std::int64_t num_steps;
+  PairTail tail;
+};
+
 /// The host's choice for a launch of `grid` persistent CTAs over `blocks` work tiles ((batch * num_heads) *
 /// num_m_blocks): the pairs order when `use_pairs` (causal, fixed length, persistent) and every CTA gets a pair,
 /// causal_pair_count >= grid; then each CTA runs 2 * ceil(pairs / grid) steps (those past the last pair are
-/// skipped), so the kernels keep their single-tile loop (one 64-bit index). Pair indices are 32-bit on the device
-/// (fewer registers than 64-bit division in kernels that have none to spare): calls of 2^30 pairs or more (2^38
-/// query rows, beyond any tensor that fits a GPU) keep the single-tile order.
+/// skipped), or 2 * F + 1 when the tail is split (causal_pair_tail), so the kernels keep their single-tile loop (one
+/// 64-bit index). Pair indices are 32-bit on the device (fewer registers than 64-bit division in kernels that have
+/// none to spare): calls of 2^30 pairs or more (2^38 query rows, beyond any tensor that fits a GPU) keep the
+/// single-tile order.
 inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads, int num_m_blocks, std::int64_t blocks,
                                        std::int64_t grid) {
   const std::int64_t pairs = causal_pair_count(batch_heads, num_m_blocks);
-  if (!use_pairs || pairs < grid || pairs >= (std::int64_t{1} << 30)) return {0, blocks};
-  return {static_cast<int>(pairs), 2 * grid * ((pairs + grid - 1) / grid)};
+  if (!use_pairs || pairs < grid || pairs >= (std::int64_t{1} << 30)) return {0, blocks, {}};
+  const PairTail tail = causal_pair_tail(static_cast<unsigned>(grid), static_cast<int>(pairs), num_m_blocks,
+                                         static_cast<int>(batch_heads));
+  if (tail.rem > 0) return {static_cast<int>(pairs), grid * (2 * (pairs / grid) + 1), tail};
+  return {static_cast<int>(pairs), 2 * grid * ((pairs + grid - 1) / grid), tail};
 }
 
-/// Step k (0, 1, ...) of CTA `cta` of `grid` in the pairs order: pair q = cta + (k / 2) * grid (skip from num_pairs
-/// on, num_pairs = causal_pair_count < 2^30). A full pair q < batch_heads * (num_m_blocks / 2) is pair i of its
-/// (batch, head): m block num_m_blocks - 1 - i at even k (the heavy one first) and i at odd k; a middle pair j is
-/// the middle m block of (batch, head) 2j at even k and of 2j + 1 at odd k (skip past the last).
+/// Step k (0, 1, ...) of CTA `cta` of `grid` in the pairs order (`tail`: causal_pair_tail of the same call): pair
+/// q = cta + (k / 2) * grid (skip from num_pairs on, num_pairs = causal_pair_count < 2^30). Pairs are numbered (batch,
+/// head) by (batch, head); a full pair of a (batch, head) is m block num_m_blocks - 1 - i at even k (the heavy one
+/// first) and i at odd k; a middle pair j (after all full pairs) is the middle m block of (batch, head) 2j at even k
+/// and of 2j + 1 at odd k (skip past the last). With a split tail the tail's pairs are numbered last and left out of
+/// their (batch, head)s' runs; at step 2F (F = full rounds) CTA c < 2R takes one half (c % 2) of tail pair c / 2.
 ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsigned grid, int num_pairs,
-                                                  int num_m_blocks, int num_heads, int batch_heads, WorkTile* tile) {
+                                                  const PairTail& tail, int num_m_blocks, int num_heads,
+                                                  int batch_heads, WorkTile* tile) {
+  const unsigned full_rounds = static_cast<unsigned>(num_pairs) / grid;
+  const int per_head = num_m_blocks / 2;
+  int bh, m;
+  if (tail.rem > 0 && (k >> 1) >= full_rounds) {  // the split tail: one single m block per CTA
+    if (cta >= 2u * static_cast<unsigned>(tail.rem)) return WorkStep::skip;
+    const int j = static_cast<int>(cta >> 1);
+    if (j == tail.rem - tail.lone) {  // the single last middle m block
+      if (cta & 1) return WorkStep::skip;
+      *tile = {num_m_blocks / 2, (batch_heads - 1) / num_heads, (batch_heads - 1) % num_heads};
+      return WorkStep::tile;
+    }
+    const int t = j / batch_heads, u = j % batch_heads;
+    bh = t < tail.a ? u : batch_heads - tail.b + u;
+    const int i = per_head - 1 - t;
+    m = (cta & 1) ? i : num_m_blocks - 1 - i;
+    *tile = {m, bh / num_heads, bh % num_heads};
+    return WorkStep::tile;
+  }
   const unsigned q = cta + (k >> 1) * grid;
   if (q >= static_cast<unsigned>(num_pairs)) return WorkStep::skip;
-  const unsigned per_head = static_cast<unsigned>(num_m_blocks) / 2u;
-  const unsigned full = static_cast<unsigned>(batch_heads) * per_head;
-  int bh, m;
+  // Full pairs left in each (batch, head)'s run: per_head - a in the first batch_heads - b, one fewer in the others.
+  const unsigned run_lo = static_cast<unsigned>(per_head - tail.a), run_hi = run_lo - (tail.b > 0 ? 1u : 0u);
+  const unsigned n_lo = static_cast<unsigned>(batch_heads - tail.b);
+  const unsigned full_lo = n_lo * run_lo, full = full_lo + static_cast<unsigned>(tail.b) * run_hi;
   if (q < full) {
-    bh = static_cast<int>(q / per_head);
-    const int i = static_cast<int>(q % per_head);
+    int i;
+    if (q < full_lo) {
+      bh = static_cast<int>(q / run_lo);
+      i = static_cast<int>(q % run_lo);
+    } else {
+      bh = static_cast<int>(n_lo + (q - full_lo) / run_hi);
+      i = static_cast<int>((q - full_lo) % run_hi);
+    }
     m = (k & 1) ? i : num_m_blocks - 1 - i;
-  } else {
+  } else {  // middle pairs (with a split tail, the single last middle block is in the tail: bh stays in range)
     bh = static_cast<int>(2u * (q - full) + (k & 1));
     if (bh >= batch_heads) return WorkStep::skip;
     m = num_m_blocks / 2;
@@ -80,9 +147,13 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
 
 #if ZYFA_PLATFORM_CUDA
 /// Loop step t (= blockIdx.x + k * gridDim.x) of the pairs order: causal_pair_tile of this CTA's step k.
-__device__ __forceinline__ WorkStep causal_pair_step(std::int64_t t, int num_pairs, int num_m_blocks, int num_heads,
-                                                     int batch_heads, WorkTile* tile) {
-  return causal_pair_tile(static_cast<unsigned>(t) / gridDim.x, blockIdx.x, gridDim.x, num_pairs, num_m_blocks,
+__device__ __forceinline__ WorkStep causal_pair_step(std::int64_t t, int num_pairs, const PairTail& tail,
+                                                     int num_m_blocks, int num_heads, int batch_heads, WorkTile* tile) {
+  // %ctaid.x read here (volatile: not hoisted to the kernel's start), where the 32-register producer of the 3-warpgroup
+  // kernel otherwise keeps blockIdx.x live across its loop and spills it.
+  unsigned cta;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));
+  return causal_pair_tile(static_cast<unsigned>(t) / gridDim.x, cta, gridDim.x, num_pairs, tail, num_m_blocks,
                           num_heads, batch_heads, tile);
 }
 #endif

@@ -34,18 +34,25 @@ struct WsConfig {
   /// setmaxnreg split of the entry allocation (65,536 registers / kThreads, rounded down to a multiple of 8, per
   /// thread): producer x 128 + consumers x 128 x Consumers must not exceed it, or setmaxnreg.inc waits forever.
   /// 2 consumers: 40 / 232 (FlashAttention-3 uses 24 / 240; the persistent producer needs more than 24 without
-  /// spilling, and hd256 therefore takes BlockN 64, not 80). 3 consumers: 32 / 160, FlashAttention-3's split.
+  /// spilling; hd256's 80-key tiles fit in 232 since the convergent key-tile loop). 3 consumers: 32 / 160,
+  /// FlashAttention-3's split.
   static constexpr int kProducerRegs = Consumers == 2 ? 40 : 32, kConsumerRegs = Consumers == 2 ? 232 : 160;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * Consumers <= (65536 / kThreads) / 8 * 8 * kThreads,
                 "WsConfig: register split over budget.");
   /// The P.V wait of a key tile placed after the softmax so that the two overlap (fwd_kernel_ws.hpp explains how
-  /// ptxas is kept from hoisting it). With 64-key tiles (hd256: O takes 128 registers) P held live across the
-  /// softmax makes the consumers spill, so there the wait stays where ptxas puts it (before the softmax).
-  static constexpr bool kPvWaitAfterSoftmax = BlockN >= 128;
+  /// ptxas is kept from hoisting it). Every configuration: with 64-key tiles (hd256: O takes 128 registers) P held
+  /// live across the softmax once made the consumers spill; since the convergent key-tile loop it compiles without.
+  static constexpr bool kPvWaitAfterSoftmax = true;
   /// That wait's branch is on a warp vote (uniform: the loop's stage and phase counters stay on the uniform
-  /// datapath, about 14 fewer instructions per key tile) with 2 consumer warpgroups; with 3 (160 registers) the vote
-  /// makes ptxas spill, so the branch there is on each thread's row sum.
-  static constexpr bool kPvWaitBranchUniform = Consumers == 2;
+  /// datapath, about 14 fewer instructions per key tile). With 3 consumer warpgroups (160 registers) it fits without
+  /// spill since the work order re-reads %ctaid.x and the epilogue forms its staging address per work tile (hd64
+  /// 1.04-1.06x same pass, bench/RESULTS.md, 2026-12-03, "a second P buffer, ...").
+  static constexpr bool kPvWaitBranchUniform = true;
+  /// P double-buffered (BlockN / 4 more registers): the softmax of key tile n packs its P while P.V(n-1) still reads
+  /// the other buffer, so the packing runs between the exponentials instead of after the P.V wait; the key loop is
+  /// unrolled by two. Only where the registers allow it: 128-key tiles, 2 stages, a value head dim of 128 (hd128 and
+  /// MLA (192, 128); hd256, 176-key tiles and a third stage spill with it).
+  static constexpr bool kDoubleP = Consumers == 2 && DV <= 128 && BlockN <= 128 && Stages == 2;
   /// O rescaled by a tile's correction factors after the next Q.K^T is issued, before the P.V that adds into O
   /// (FlashAttention-3's RescaleOBeforeGemm, which it uses above hd128): the multiplies then run while Q.K^T is on
   /// the tensor cores instead of between the P.V wait and the warpgroup's next turn. Same-pass A/B on the H200

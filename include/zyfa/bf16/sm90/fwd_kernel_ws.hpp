@@ -78,7 +78,8 @@ struct WsArgs {
   /// Causal, persistent grid only: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many;
   /// 0 = the single-tile order of tile_coord.
   int num_pairs;
-  std::int64_t num_steps;  ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
+  arch::sm90::PairTail pair_tail;  ///< the pairs order's split tail (causal_pair_tail)
+  std::int64_t num_steps;          ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
@@ -159,7 +160,8 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
 /// order, or (WsArgs::num_pairs > 0) the balanced pairs of arch/sm90_work_order.hpp.
 template <bool Snake>
 __device__ __forceinline__ WorkStep tile_at(const WsArgs& a, std::int64_t t, TileCoord* tc) {
-  if (a.num_pairs > 0) return causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
+  if (a.num_pairs > 0)
+    return causal_pair_step(t, a.num_pairs, a.pair_tail, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
   *tc = tile_coord<Snake>(a, t);
   return WorkStep::tile;
 }
@@ -458,7 +460,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
     if (n_tiles > 0) {
       float s[kSRegs];
-      std::uint32_t p[kPRegs];
+      // P of tile n and of tile n-1 (WsConfig::kDoubleP): the softmax packs P of tile n while P.V(n-1) still reads the
+      // other buffer; single-buffered, p1 is unused and P is packed after the P.V wait.
+      std::uint32_t p0[kPRegs], p1[kPRegs];
 
       // Descriptors: computed once per work tile; a k16 step or a stage moves the start address field (bytes / 16) by a
       // constant (CUTLASS advances GMMA descriptors the same way; shared addresses stay below 2^18, so the 14-bit field
@@ -481,7 +485,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           WgmmaSS<BN>::mma(s, desc_advance(q_desc, q_off), desc_advance(kd, k_off), kb > 0 ? 1 : 0);
         }
       };
-      auto issue_pv = [&](int stage) {
+      auto issue_pv = [&](int stage, const std::uint32_t(&p)[kPRegs]) {
         const std::uint64_t vd = desc_advance(v_desc, static_cast<std::uint32_t>(stage * (Cfg::kVBytes / 16)));
 #pragma unroll
         for (int kb = 0; kb < BN / 16; ++kb) {
@@ -548,7 +552,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         }
         return __any_sync(0xffffffffu, grew);
       };
-      auto to_p = [&]() {
+      auto to_p = [&](std::uint32_t(&p)[kPRegs]) {
 #pragma unroll
         for (int j = 0; j < kPRegs; ++j) p[j] = pack_bf16x2(s[2 * j], s[2 * j + 1]);
       };
@@ -578,7 +582,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         float corr[2];
         softmax(corr);  // O is still 0: no rescale
       }
-      to_p();
+      to_p(p0);
 
       float corr_pending[2] = {1.0f, 1.0f};  // kRescaleBeforePv: the last softmax's factors, not yet applied to O
       bool grew_pending = false;
@@ -587,8 +591,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
       };
 
-#pragma unroll 1
-      for (int i = 1; i < n_tiles; ++i) {
+      auto step = [&](int i, std::uint32_t(&pv_p)[kPRegs], std::uint32_t(&next_p)[kPRegs]) {
         const int n = a.keys_ascending ? i : n_tiles - 1 - i;
         const int ks = warp_uniform(static_cast<int>(kc % kStages)), vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
@@ -598,7 +601,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         named_barrier_sync(my_bar, 256);
         fence_operand(s);
         fence_operand(o);
-        fence_operand(p);
+        fence_operand(pv_p);
         wgmma_fence();
         issue_s(ks);
         wgmma_commit();
@@ -608,7 +611,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         }
         wait_full(bars + B::kVFull + 8 * vs, vph);
         wgmma_fence();  // ptxas wants one here too (C7519 otherwise)
-        issue_pv(vs);
+        issue_pv(vs, pv_p);
         wgmma_commit();
         named_barrier_arrive(other_bar, 256);
         wgmma_wait<1>();
@@ -618,15 +621,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         mask(n);
         float corr[2];
         const bool grew = softmax(corr);
+        if constexpr (Cfg::kDoubleP) to_p(next_p);  // the buffer the P.V in flight does not read
         // The softmax must run while P.V is on the tensor cores: without these fences the compiler sinks all of its
         // (register-only) arithmetic below the wait, and the two never overlap.
+        if constexpr (Cfg::kDoubleP) fence_operand(next_p);
         fence_operand(s);
         fence_operand(l);
         fence_operand(corr);
         auto finish_pv = [&]() {
           wgmma_wait<0>();
           fence_operand(o);
-          fence_operand(p);
+          fence_operand(pv_p);
           release(bars + B::kVEmpty + 8 * vs);
         };
         if constexpr (Cfg::kPvWaitAfterSoftmax) {
@@ -655,7 +660,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         } else if (grew) {
           rescale_o(corr);
         }
-        to_p();
+        if constexpr (!Cfg::kDoubleP) to_p(next_p);  // next_p is pv_p: after the wait
+      };
+      bool last_in_p1 = false;
+      if constexpr (Cfg::kDoubleP) {  // unrolled by two so that the buffers swap at compile time
+        int i = 1;
+#pragma unroll 1
+        for (; i + 1 < n_tiles; i += 2) {
+          step(i, p0, p1);
+          step(i + 1, p1, p0);
+        }
+        last_in_p1 = i < n_tiles;
+        if (last_in_p1) step(i, p0, p1);
+      } else {
+#pragma unroll 1
+        for (int i = 1; i < n_tiles; ++i) step(i, p0, p0);
       }
       {  // P.V of the last tile
         const int vs = warp_uniform(static_cast<int>(vc % kStages));
@@ -667,9 +686,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wait_full(bars + B::kVFull + 8 * vs, vph);
         named_barrier_sync(my_bar, 256);
         fence_operand(o);
-        fence_operand(p);
+        if constexpr (Cfg::kDoubleP) {  // the last P into p0 (once per work tile): no wgmma under a branch
+          if (last_in_p1) {
+#pragma unroll
+            for (int j = 0; j < kPRegs; ++j) p0[j] = p1[j];
+          }
+        }
+        fence_operand(p0);
         wgmma_fence();
-        issue_pv(vs);
+        issue_pv(vs, p0);
         wgmma_commit();
         named_barrier_arrive(other_bar, 256);
         wgmma_wait<0>();
@@ -715,13 +740,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     // 64-column box; the store clips rows >= seqlen_q. The previous tile's store must have read the buffer.
     if (wtid == 0 && store_pending) tma_store_wait_read();
     named_barrier_sync(detail::kEpiBar + cw, 128);
+    // The staging addresses formed here, per work tile (volatile: not hoisted): formed once before the persistent
+    // loop, they stay live across the key loop, and with 160-register consumers one is spilled.
+    std::uint32_t o_tile;
+    asm volatile("mov.b32 %0, %1;" : "=r"(o_tile) : "r"(o_base));
 #pragma unroll
     for (int j = 0; j < DV / 8; ++j)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = 16 * warp + lane / 4 + 8 * r;  // within the warpgroup's 64 rows
         const int chunk = j % 8;
-        const std::uint32_t addr = o_base + (j / 8) * kMBox + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
+        const std::uint32_t addr = o_tile + (j / 8) * kMBox + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
         const std::uint32_t v = pack_bf16x2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
       }

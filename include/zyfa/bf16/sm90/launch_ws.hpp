@@ -39,7 +39,7 @@ struct WsOrder {
 };
 
 /// The sm_90a tile of a built-in head-dim pair (after FlashAttention-3's sizes, FA3 hopper/tile_size.h): BlockN 128
-/// for head dims up to 192, 64 for 256, 2 consumer warpgroups; hd64: 3 consumer warpgroups (BlockM 192 x BlockN 128,
+/// for head dims up to 192, 80 for 256, 2 consumer warpgroups; hd64: 3 consumer warpgroups (BlockM 192 x BlockN 128,
 /// FA3's causal hd64 tile; its non-causal 192 x 192 keeps P in shared memory, which this kernel does not). Same pass
 /// on the H200 (bench/RESULTS.md, 2026-12-03) against 2 warpgroups: causal 0.93-1.14x, non-causal (which had 192-key
 /// tiles) 1.09-1.20x. The tile depends on the head dims and causal only, never on the lengths: a varlen sequence then
@@ -47,7 +47,7 @@ struct WsOrder {
 /// 8K-16K but would break that).
 template <int DQK, int DV, bool Causal>
 struct WsTile {
-  static constexpr int kBlockN = DQK > 192 ? 64 : 128;
+  static constexpr int kBlockN = DQK > 192 ? 80 : 128;
   static constexpr int kConsumers = DQK == 64 ? 3 : 2;
   using type = WsConfig<DQK, DV, kBlockN, 2, kConsumers>;
 };
@@ -187,6 +187,7 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
         order.causal_pairs && p.causal && !varlen && persistent && Schedule == WsSchedule::persistent, bh,
         a.num_m_blocks, blocks, sm_count);
     a.num_pairs = wo.num_pairs;
+    a.pair_tail = wo.tail;
     a.num_steps = wo.num_steps;
   }
   a.cu_seqlens_q = p.cu_seqlens_q;

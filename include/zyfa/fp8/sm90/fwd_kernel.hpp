@@ -66,7 +66,8 @@ struct Fp8Args {
   std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
   /// Causal: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many; 0 = tile_coord's order.
   int num_pairs;
-  std::int64_t num_steps;  ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
+  arch::sm90::PairTail pair_tail;  ///< the pairs order's split tail (causal_pair_tail)
+  std::int64_t num_steps;          ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
   int num_m_blocks;   ///< ceil(seqlen_q / 128)
   int causal;         ///< 0 or 1
@@ -140,7 +141,8 @@ __device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t
 /// The work tile of this CTA's loop step j: tile blockIdx.x + j * gridDim.x of tile_coord, or the pairs order.
 __device__ __forceinline__ arch::sm90::WorkStep tile_at(const Fp8Args& a, std::int64_t t, TileCoord* tc) {
   if (a.num_pairs > 0)
-    return arch::sm90::causal_pair_step(t, a.num_pairs, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
+    return arch::sm90::causal_pair_step(t, a.num_pairs, a.pair_tail, a.num_m_blocks, a.num_heads, a.batch * a.num_heads,
+                                        tc);
   *tc = tile_coord(a, t);
   return arch::sm90::WorkStep::tile;
 }
@@ -364,7 +366,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 
   int kq = 0;
   std::uint32_t kc = 0, vc = 0;
-  bool store_pending = false;
+  // Thread wtid == 0 waits for its previous O store to have read the staging tile before the next one is written:
+  // unconditionally (with no store in flight the wait returns at once), so no flag lives across the key loop.
 #pragma unroll 1
   for (std::int64_t t = blockIdx.x; t < a.num_steps; t += gridDim.x) {
     detail::TileCoord tc;
@@ -458,12 +461,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 #pragma unroll
         for (int r = 0; r < 2; ++r) mx[r] = detail::max_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        float mu[2], kk[2], bf[2];
+        float mu[2], kk[2], bf[2], alpha[2], dm[2], kbf[2];
         bool fused[2];
         // c / 16 is exact for c >= kLeanPFusedMinScale (below, the specification takes the two-step form); formed
         // per block, not held across the loop (registers).
         const float c16 = c * 0.0625f;
         const bool c_fusable = c >= kLeanPFusedMinScale;
+        // First what the codes need (m_new, kb, the fused form's constant), on the FP32 pipe only; the fold's and the
+        // corrected LSE's factors (exponentials, the block's top code) after the codes, off their critical path.
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           // max of fl(S * c) = fl(max S * c): rounding is monotonic and c > 0. A NaN logit marks the row (its
@@ -473,38 +478,53 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
           const float m_new = fmaxf(m[r], m_blk);
           const bool none = m_new == -__builtin_huge_valf();  // the row has seen no key yet: codes 0, nothing folds
           const float neg_dmax = m_new - m_blk;               // -(m_blk - m_new) >= 0, +inf for a masked block
-          // (int)min(-dmax, 255), 0 for NaN (no key yet): fmaxf maps NaN to 0
-          const int kb = static_cast<int>(fminf(fmaxf(neg_dmax, 0.0f), 255.0f));
+          // kb = (int)min(-dmax, 255) (0 for NaN: fmaxf maps NaN to 0) as floor(x) = fl_down(x + 1.5 * 2^23) - 1.5 *
+          // 2^23, exact for x in [0, 255] (the sum stays in [2^23, 2^24), where the spacing is 1), and kb's integer is
+          // the sum's bits minus those of 1.5 * 2^23: no float-int conversions on the quarter-rate unit.
+          const float big = __fadd_rd(fminf(fmaxf(neg_dmax, 0.0f), 255.0f), 12582912.0f);
+          kbf[r] = __fsub_rn(big, 12582912.0f);
           mu[r] = none ? 0.0f : m_new;
           // The specification's fused form (one FMA from S) below |m_new| < 2^16; the two-step form otherwise.
           fused[r] = c_fusable && !none && fabsf(m_new) < kLeanPFusedMaxLogit;
-          // s_blk = 2^-e; acc's exponent after this block's fold: ea = e, or e_acc for a block more than 56
-          // binades below the row max (e > kAccExpMax: fully masked blocks too); beta = alpha * 2^(ea - e_acc); pv's
-          // factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row
-          // that has seen no key has kb = 0, alpha = 1 and A = pv = 0.
-          const int e = kb + kTopExponent, ea = e <= detail::kAccExpMax ? e : e_acc[r];
-          n_beta[r] = (none ? 1.0f : arch::sm90::exp2(m[r] - m_new)) * detail::pow2i(ea - e_acc[r]);
-          n_g[r] = e <= detail::kSubnormalScaleExp ? detail::pow2i(ea - e) : 0.0f;
-          e_acc[r] = ea;
+          alpha[r] = none ? 1.0f : arch::sm90::exp2(m[r] - m_new);
+          dm[r] = __fsub_rn(m_blk, mu[r]);  // the block max's logit relative to m_new (the corrected LSE's term)
           m[r] = m_new;
           if constexpr (kLean) {
-            kk[r] = static_cast<float>(8 * kb + kBlockMaxCode);
+            kk[r] = fmaf(kbf[r], 8.0f, static_cast<float>(kBlockMaxCode));  // 8 kb + 121, exact
             bf[r] = __fsub_rn(kk[r], 8.0f * m_new);  // 8 kb + 121 - 8 m_new (8 m_new exact): the fused form's constant
-            // The corrected LSE: the block's largest code and the exact exponential of its logit (once per row and
-            // block). The code is formed by the two-step form from m_blk, which the fused form's largest code equals
-            // except at a rounding boundary (a tolerance on the LSE; fma(max S, 8c, b) would keep max S live and
-            // spill registers).
-            const float y_top = fmaf(__fsub_rn(m_blk, mu[r]), 8.0f, kk[r]);
-            const int top_code = __float2int_rn(fmaxf(y_top, 0.0f));  // y_top <= 121
-            const float p_top = detail::e4m3_value(top_code);
-            const float e_blk = arch::sm90::exp2((m_blk - mu[r]) + static_cast<float>(kb + kTopExponent));
-            // the constant part of the block's l2 term, (e_blk - P_top f) g (see fold)
-            n_lse_c[r] = none ? 0.0f : __fmul_rn(fmaf(-p_top, a.lse_rest, e_blk), n_g[r]);
           } else {
-            kk[r] = static_cast<float>(kb + kTopExponent);
-            bf[r] = __fsub_rn(kk[r], m_new);  // kb + 8 - m_new: the fused form's constant
+            kk[r] = __fadd_rn(kbf[r], static_cast<float>(kTopExponent));  // kb + 8, exact
+            bf[r] = __fsub_rn(kk[r], m_new);                              // kb + 8 - m_new: the fused form's constant
           }
         }
+        // The block's fold factors and corrected-LSE term (row r), recorded in n_*: after the codes.
+        auto block_factors = [&]() {
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const bool none = m[r] == -__builtin_huge_valf();
+            const int kb = __float_as_int(__fadd_rn(kbf[r], 12582912.0f)) - 0x4B400000;  // as above, no conversion
+            // s_blk = 2^-e; acc's exponent after this block's fold: ea = e, or e_acc for a block more than 56
+            // binades below the row max (e > kAccExpMax: fully masked blocks too); beta = alpha * 2^(ea - e_acc);
+            // pv's factor g = 2^(ea - e) (1 unless e > kAccExpMax; 0 where s_blk is not normal). A row that has
+            // seen no key has kb = 0, alpha = 1 and A = pv = 0.
+            const int e = kb + kTopExponent, ea = e <= detail::kAccExpMax ? e : e_acc[r];
+            n_beta[r] = alpha[r] * detail::pow2i(ea - e_acc[r]);
+            n_g[r] = e <= detail::kSubnormalScaleExp ? detail::pow2i(ea - e) : 0.0f;
+            e_acc[r] = ea;
+            if constexpr (kLean) {
+              // The corrected LSE: the block's largest code and the exact exponential of its logit (once per row and
+              // block). The code is formed by the two-step form from m_blk, which the fused form's largest code
+              // equals except at a rounding boundary (a tolerance on the LSE; fma(max S, 8c, b) would keep max S live
+              // and spill registers). Its round-half-even integer comes from the bits of y + 1.5 * 2^23 (y <= 121).
+              const float y_top = fmaf(dm[r], 8.0f, fmaf(kbf[r], 8.0f, static_cast<float>(kBlockMaxCode)));
+              const int top_code = __float_as_int(__fadd_rn(fmaxf(y_top, 0.0f), 12582912.0f)) - 0x4B400000;
+              const float p_top = detail::e4m3_value(top_code);
+              const float e_blk = arch::sm90::exp2(dm[r] + __fadd_rn(kbf[r], static_cast<float>(kTopExponent)));
+              // the constant part of the block's l2 term, (e_blk - P_top f) g (see fold)
+              n_lse_c[r] = none ? 0.0f : __fmul_rn(fmaf(-p_top, a.lse_rest, e_blk), n_g[r]);
+            }
+          }
+        };
         // The fused form, two FP32 operations per element. Lean P: y / 128 = fma.sat(S, c / 16, b / 128) (the
         // specification's y = fma(S, 8c, b) scaled by 2^-7, which commutes with the rounding; y <= 121.125, so the
         // saturation is the clamp at 0 only), then 128 (y / 128) + 1.5 * 2^23 leaves round-half-even(y) in the low
@@ -521,6 +541,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         if (__all_sync(0xffffffffu, fused[0] && fused[1])) {
 #pragma unroll
           for (int i = 0; i < kSRegs; ++i) s[i] = fused_p(s[i], (i / 2) % 2);
+          block_factors();
           return;
         }
         {
@@ -546,6 +567,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
               s[i] = arch::sm90::exp2(fmaf(x, mul[r], add[r]));
             }
           }
+          block_factors();
         }
       };
       // s (codes or probabilities) -> p, the A fragments of the two k32 steps (sigma key order).
@@ -708,8 +730,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       }
       continue;
     }
-    if (wtid == 0 && store_pending) tma_store_wait_read();
+    if (wtid == 0) tma_store_wait_read();
     named_barrier_sync(detail::kEpiBar + cw, 128);
+    // The staging addresses formed here, per work tile (volatile: not hoisted): formed once before the persistent
+    // loop, they stay live across the key loop and the consumers spill one.
+    std::uint32_t o_tile;
+    asm volatile("mov.b32 %0, %1;" : "=r"(o_tile) : "r"(o_base));
 #pragma unroll
     for (int j = 0; j < DV / 8; ++j)
 #pragma unroll
@@ -717,7 +743,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         const int row = 16 * warp + lane / 4 + 8 * r;
         const int chunk = j % 8;
         const std::uint32_t addr =
-            o_base + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
+            o_tile + (j / 8) * (128 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (lane % 4) * 4;
         float o0 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r] / l[r]) * a.v_descale;
         float o1 = no_key[r] ? 0.0f : (acc[4 * j + 2 * r + 1] / l[r]) * a.v_descale;
         if (nan_row[r]) o0 = o1 = __int_as_float(0x7FC00000);
@@ -755,11 +781,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
 #pragma unroll
       for (int bx = 0; bx < DV / 64; ++bx) tma_store_4d(&a.tm_o, o_base + bx * 128 * 128, 64 * bx, m0 + cw * 64, h, b);
       tma_store_commit();
-      store_pending = true;
     }
     ++kq;
   }
-  if (wtid == 0 && store_pending) tma_store_wait_read();
+  if (wtid == 0) tma_store_wait_read();
 #endif  // ZYFA_SM90A_PASS
 }
 

@@ -100,6 +100,7 @@ Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs =
       arch::sm90::causal_work_order(causal_pairs && p.causal, p.batch * p.num_heads,
                                     static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), blocks, sm_count);
   a.num_pairs = wo.num_pairs;
+  a.pair_tail = wo.tail;
   a.num_steps = wo.num_steps;
   a.batch = static_cast<int>(p.batch);
   a.seqlen_q = static_cast<int>(p.seqlen_q);
