@@ -1,7 +1,7 @@
 """One attention call (hd128, 16 heads, 16K tokens: batch 2 x seqlen 8192 unless SEQLEN is given; HEADDIM 64 or 256
 gives 2048 / HEADDIM heads) for Nsight Compute, by zyfa or by FlashAttention-3:
     ncu --clock-control none -k regex:fwd_kernel_ws --launch-count 1 ... python3 bench/profile_ws.py LIB CAUSAL [0 [SEQLEN [HEADDIM]]]
-    ncu --clock-control none -k regex:FlashAttnFwd --launch-count 1 ... python3 bench/profile_ws.py LIB CAUSAL fa3 [SEQLEN [HEADDIM]]
+    ncu --clock-control none -k regex:device_kernel --launch-count 1 ... python3 bench/profile_ws.py LIB CAUSAL fa3 [SEQLEN [HEADDIM]]
 (FA3: the fa3_fwd_interface module of the fa3-fwd wheel on PYTHONPATH; FA3's kernel is named device_kernel.)
 A number as the third argument profiles that impl of bench/zyfa_capi.cu's zyfa_capi_fwd."""
 import sys

@@ -43,7 +43,7 @@ if [ "$MODE" != test ]; then
 fi
 if [ "${ZYFA_NCU:-0}" = source ]; then
   for who in zyfa fa3; do
-    if [ $who = fa3 ]; then args="fa3 16384"; kern=regex:FlashAttnFwd; else args="0 16384"; kern=regex:fwd_kernel_ws; fi
+    if [ $who = fa3 ]; then args="fa3 16384"; kern=regex:device_kernel; else args="0 16384"; kern=regex:fwd_kernel_ws; fi
     timeout 150 ncu --clock-control none --set full --import-source no -k $kern --launch-count 1 -o "$OUT/ncu_$who" \
       python3 bench/profile_ws.py build-ws/libzyfa_capi.so 1 $args > "$OUT/ncu_run_$who.log" 2>&1
     echo "ncu source $who rc=$?" | tee -a "$OUT/run.log"
