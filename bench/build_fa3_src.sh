@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds FlashAttention-3's hdim-128 bf16 forward kernel from source with this machine's nvcc (bench/fa3_src/
 # launcher.cu), as it is and with three ablations, into OUT_DIR/fa3_src*.so for bench/bench_fa3_src.py. No GPU
-# needed; about 80 s per library on two cores.
+# needed; about 80 s per library on two cores (six libraries).
 #   bash bench/build_fa3_src.sh FLASH_ATTENTION_DIR OUT_DIR
 # FLASH_ATTENTION_DIR: a checkout of https://github.com/Dao-AILab/flash-attention at 0251105a (hopper/ and the
 # csrc/cutlass submodule at 7127592 are used; `git submodule update --init csrc/cutlass`). Other commits may build
@@ -10,6 +10,10 @@
 #   fa3_src_static.so          its causal tile scheduler static: tile t, t + grid, ... in the same order (FA3X_STATIC)
 #   fa3_src_regs40.so          producer / consumer registers 40 / 232 (zyfa's split) instead of 24 / 240 (FA3X_REGS)
 #   fa3_src_rescale_before.so  O rescaled before P.V also at hdim 128 (FA3 does it above 128) (FA3X_RESCALE_BEFORE)
+#   fa3_src_max4.so            each row's max in four partial chains, both rows before the exponentials, as zyfa
+#                              (FA3X_MAX4; FA3: one serial chain per row)
+#   fa3_src_wait_late.so       the P.V wait held after the whole softmax by a branch that is never taken, as zyfa
+#                              (FA3X_WAIT_LATE; FA3 lets ptxas place it, part way through the exponentials)
 set -euo pipefail
 fa=${1:?usage: build_fa3_src.sh FLASH_ATTENTION_DIR OUT_DIR}
 out=${2:?usage: build_fa3_src.sh FLASH_ATTENTION_DIR OUT_DIR}
@@ -43,6 +47,43 @@ rescale = "static constexpr bool RescaleOBeforeGemm = kHeadDim > 128 && (!Is_FP8
 patch("mainloop_fwd_sm90_tma_gmma_ws.hpp", rescale,
       "\n#ifdef FA3X_RESCALE_BEFORE\nstatic constexpr bool RescaleOBeforeGemm = IntraWGOverlap;\n#else\n" + rescale +
       "\n#endif\n")
+patch("softmax.h", """            flash::template reduce_max</*zero_init=*/false>(scores, row_max);
+""", """#ifdef FA3X_MAX4
+            #pragma unroll
+            for (int mi = 0; mi < size<0>(scores); ++mi) {
+                float part[4] = {row_max(mi), scores(mi, 0), scores(mi, 1), scores(mi, 2)};
+                #pragma unroll
+                for (int ni = 3; ni < size<1>(scores); ++ni) {
+                    part[(ni + 1) % 4] = fmaxf(part[(ni + 1) % 4], scores(mi, ni));
+                }
+                row_max(mi) = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+            }
+            { MaxOp<float> max_op; quad_allreduce_(row_max, row_max, max_op); }
+#else
+            flash::template reduce_max</*zero_init=*/false>(scores, row_max);
+#endif
+""")
+path = f"{d}/mainloop_fwd_sm90_tma_gmma_ws.hpp"
+s = open(path).read()
+old = """                softmax.template online_softmax</*Is_first=*/false, Check_inf>(tSrS);
+                if constexpr (!HasQv) {
+                    warpgroup_wait<0>();"""
+i = s.find(old, s.find("auto fwd_step = [&]"))
+if i < 0:
+    sys.exit("build_fa3_src.sh: mainloop_fwd_sm90_tma_gmma_ws.hpp has no fwd_step P.V wait")
+new = """                softmax.template online_softmax</*Is_first=*/false, Check_inf>(tSrS);
+                if constexpr (!HasQv) {
+#ifdef FA3X_WAIT_LATE
+                    if (__any_sync(0xffffffffu, softmax.row_sum(0) < 0.f)) {
+                        warpgroup_wait<0>();
+                        softmax.row_sum(0) = 0.f;
+                    } else {
+                        warpgroup_wait<0>();
+                    }
+#else
+                    warpgroup_wait<0>();
+#endif"""
+open(path, "w").write(s[:i] + new + s[i + len(old):])
 path = f"{d}/tile_scheduler.hpp"
 s = open(path).read()
 dyn = "current_work.tile_idx = atomicAdd(params.tile_count_semaphore, 1) + int(gridDim.x);"
@@ -72,6 +113,12 @@ wait $p2
 build fa3_src_regs40 -DFA3X_REGS &
 p1=$!
 build fa3_src_rescale_before -DFA3X_RESCALE_BEFORE &
+p2=$!
+wait $p1
+wait $p2
+build fa3_src_max4 -DFA3X_MAX4 &
+p1=$!
+build fa3_src_wait_late -DFA3X_WAIT_LATE &
 p2=$!
 wait $p1
 wait $p2
