@@ -39,10 +39,20 @@ struct WsConfig {
   static constexpr int kProducerRegs = Consumers == 2 ? 40 : 32, kConsumerRegs = Consumers == 2 ? 232 : 160;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * Consumers <= (65536 / kThreads) / 8 * 8 * kThreads,
                 "WsConfig: register split over budget.");
+  /// FlashAttention-3's key-tile step: one P buffer, O rescaled after the P.V wait on every tile (no branch), no
+  /// branch holding that wait, and the key tiles that need the mask in a loop of their own. ptxas then places the
+  /// P.V wait among the exponentials (at hd128 after 15 of the 66 per tile, where FA3's SASS has it) and packs P and
+  /// rescales O between the rest; with the mask test inside the loop it put the wait at the join after the mask,
+  /// before the first exponential. Same pass on the H200 (bench/RESULTS.md, 2026-12-04, "FlashAttention-3's key-tile
+  /// step"): hd128 against the double-P step 1.00-1.03x, hd64 (3 consumer warpgroups) 0.98-1.04x; (192, 128) and
+  /// hd256 0.97-1.00x at 4K-16K, so they keep their steps.
+  static constexpr bool kFa3Step = (DQK == 128 && DV == 128 && Consumers == 2 && BlockN == 128 && Stages == 2) ||
+                                   (DQK == 64 && DV == 64 && Consumers == 3 && BlockN == 128 && Stages == 2);
   /// The P.V wait of a key tile placed after the softmax so that the two overlap (fwd_kernel_ws.hpp explains how
-  /// ptxas is kept from hoisting it). Every configuration: with 64-key tiles (hd256: O takes 128 registers) P held
-  /// live across the softmax once made the consumers spill; since the convergent key-tile loop it compiles without.
-  static constexpr bool kPvWaitAfterSoftmax = true;
+  /// ptxas is kept from hoisting it). Every configuration but kFa3Step: with 64-key tiles (hd256: O takes 128
+  /// registers) P held live across the softmax once made the consumers spill; since the convergent key-tile loop it
+  /// compiles without.
+  static constexpr bool kPvWaitAfterSoftmax = !kFa3Step;
   /// That wait's branch is on a warp vote (uniform: the loop's stage and phase counters stay on the uniform
   /// datapath, about 14 fewer instructions per key tile). With 3 consumer warpgroups (160 registers) it fits without
   /// spill since the work order re-reads %ctaid.x and the epilogue forms its staging address per work tile (hd64
@@ -50,15 +60,15 @@ struct WsConfig {
   static constexpr bool kPvWaitBranchUniform = true;
   /// P double-buffered (BlockN / 4 more registers): the softmax of key tile n packs its P while P.V(n-1) still reads
   /// the other buffer, so the packing runs between the exponentials instead of after the P.V wait; the key loop is
-  /// unrolled by two. Only where the registers allow it: 128-key tiles, 2 stages, a value head dim of 128 (hd128 and
-  /// MLA (192, 128); hd256, 176-key tiles and a third stage spill with it).
-  static constexpr bool kDoubleP = Consumers == 2 && DV <= 128 && BlockN <= 128 && Stages == 2;
+  /// unrolled by two. Only where the registers allow it: 128-key tiles, 2 stages, a value head dim of 128 (MLA (192,
+  /// 128); hd256, 176-key tiles and a third stage spill with it); hd128 takes kFa3Step instead.
+  static constexpr bool kDoubleP = !kFa3Step && Consumers == 2 && DV <= 128 && BlockN <= 128 && Stages == 2;
   /// O rescaled by a tile's correction factors after the next Q.K^T is issued, before the P.V that adds into O
   /// (FlashAttention-3's RescaleOBeforeGemm, which it uses above hd128): the multiplies then run while Q.K^T is on
   /// the tensor cores instead of between the P.V wait and the warpgroup's next turn. Same-pass A/B on the H200
   /// (bench/RESULTS.md, 2026-12-03, two passes): hd256 +2-19%, (192, 128) -1% to +11%, hd128 -2% to +10%
-  /// except causal 2K (0.91-0.97).
-  static constexpr bool kRescaleBeforePv = true;
+  /// except causal 2K (0.91-0.97). Every configuration but kFa3Step.
+  static constexpr bool kRescaleBeforePv = !kFa3Step;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (16-byte loads in flight per thread).

@@ -591,7 +591,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
       };
 
-      auto step = [&](int i, std::uint32_t(&pv_p)[kPRegs], std::uint32_t(&next_p)[kPRegs]) {
+      // masked: the tile may need the mask (a constant at every call: the mask code is compiled where it is true).
+      auto step = [&](const bool masked, int i, std::uint32_t(&pv_p)[kPRegs], std::uint32_t(&next_p)[kPRegs]) {
         const int n = a.keys_ascending ? i : n_tiles - 1 - i;
         const int ks = warp_uniform(static_cast<int>(kc % kStages)), vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
@@ -618,7 +619,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
         if (Cfg::kOSeparate && i == n_tiles - 1) release(bars + B::kQEmpty);  // last read of Q
-        mask(n);
+        if (masked) mask(n);
         float corr[2];
         const bool grew = softmax(corr);
         if constexpr (Cfg::kDoubleP) to_p(next_p);  // the buffer the P.V in flight does not read
@@ -657,7 +658,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           grew_pending = grew;
           corr_pending[0] = corr[0];
           corr_pending[1] = corr[1];
-        } else if (grew) {
+        } else if (Cfg::kFa3Step || grew) {  // kFa3Step: every tile (a branch here would split the softmax's block)
           rescale_o(corr);
         }
         if constexpr (!Cfg::kDoubleP) to_p(next_p);  // next_p is pv_p: after the wait
@@ -667,14 +668,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         int i = 1;
 #pragma unroll 1
         for (; i + 1 < n_tiles; i += 2) {
-          step(i, p0, p1);
-          step(i + 1, p1, p0);
+          step(true, i, p0, p1);
+          step(true, i + 1, p1, p0);
         }
         last_in_p1 = i < n_tiles;
-        if (last_in_p1) step(i, p0, p1);
+        if (last_in_p1) step(true, i, p0, p1);
+      } else if constexpr (Cfg::kFa3Step) {
+        // The tiles that may need the mask first (tile n needs it from n_mask on: the first n_tiles - n_mask steps of
+        // the last-to-first order; every step of the ascending order), then the others without the mask code.
+        int split = a.keys_ascending ? n_tiles : n_tiles - n_mask;
+        if (split > n_tiles) split = n_tiles;
+        int i = 1;
+#pragma unroll 1
+        for (; i < split; ++i) step(true, i, p0, p0);
+#pragma unroll 1
+        for (; i < n_tiles; ++i) step(false, i, p0, p0);
       } else {
 #pragma unroll 1
-        for (int i = 1; i < n_tiles; ++i) step(i, p0, p0);
+        for (int i = 1; i < n_tiles; ++i) step(true, i, p0, p0);
       }
       {  // P.V of the last tile
         const int vs = warp_uniform(static_cast<int>(vc % kStages));
