@@ -104,21 +104,17 @@ build() {
     -o "$out/$name.so" >"$out/$name.log" 2>&1 || { tail -20 "$out/$name.log" >&2; return 1; }
   echo "built $out/$name.so"
 }
-build fa3_src &
-p1=$!
-build fa3_src_static -DFA3X_STATIC &
-p2=$!
-wait $p1
-wait $p2
-build fa3_src_regs40 -DFA3X_REGS &
-p1=$!
-build fa3_src_rescale_before -DFA3X_RESCALE_BEFORE &
-p2=$!
-wait $p1
-wait $p2
-build fa3_src_max4 -DFA3X_MAX4 &
-p1=$!
-build fa3_src_wait_late -DFA3X_WAIT_LATE &
-p2=$!
-wait $p1
-wait $p2
+# Two builds at a time: "name [-Dmacro]" per library.
+set -- "fa3_src" "fa3_src_static -DFA3X_STATIC" "fa3_src_regs40 -DFA3X_REGS" \
+  "fa3_src_rescale_before -DFA3X_RESCALE_BEFORE" "fa3_src_max4 -DFA3X_MAX4" "fa3_src_wait_late -DFA3X_WAIT_LATE"
+while [ $# -gt 0 ]; do
+  pids=()
+  for spec in "$1" "${2:-}"; do
+    [ -n "$spec" ] || continue
+    # shellcheck disable=SC2086  # spec is "name [macro]", split on purpose
+    build $spec &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  shift $(($# >= 2 ? 2 : 1))
+done

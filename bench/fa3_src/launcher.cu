@@ -38,12 +38,7 @@ extern "C" int fa3src_fwd(void* q, void* k, void* v, void* o, float* lse, int b,
   p.o_row_stride = p.q_row_stride;
   p.o_head_stride = d;
   p.o_batch_stride = p.q_batch_stride;
-  p.h = h;
-  p.h_k = hk;
-  p.b = b;
-  p.b_k = b;
-  p.seqlen_q = sq;
-  p.seqlen_k = sk;
+  p.h = h, p.h_k = hk, p.b = p.b_k = b, p.seqlen_q = sq, p.seqlen_k = sk;
   p.d = p.dv = p.d_rounded = p.dv_rounded = d;
   p.seqlen_q_rounded = (sq + 127) / 128 * 128;
   p.seqlen_k_rounded = (sk + 127) / 128 * 128;
