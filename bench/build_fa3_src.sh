@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds FlashAttention-3's hdim-128 bf16 forward kernel from source with this machine's nvcc (bench/fa3_src/
-# launcher.cu), as it is and with three ablations, into OUT_DIR/fa3_src*.so for bench/bench_fa3_src.py. No GPU
+# launcher.cu), as it is and with five ablations, into OUT_DIR/fa3_src*.so for bench/bench_fa3_src.py. No GPU
 # needed; about 80 s per library on two cores (six libraries).
 #   bash bench/build_fa3_src.sh FLASH_ATTENTION_DIR OUT_DIR
 # FLASH_ATTENTION_DIR: a checkout of https://github.com/Dao-AILab/flash-attention at 0251105a (hopper/ and the
