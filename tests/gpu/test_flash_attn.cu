@@ -862,6 +862,27 @@ TEST_CASE("causal calls with at least one m-block pair per SM: the persistent gr
   }
 }
 
+TEST_CASE("causal calls whose pairs leave more than half the SMs a last pair: the dealt tail (sm_90a)") {
+  // 3 x 14 = 42 (batch, head)s of 2,200 rows: 18 m blocks of 128 rows (378 pairs: 2 rounds of 132 and 114 more) or
+  // 12 of 192 rows (hd64: 252 pairs, 1 round and 120 more). More than 66 pairs after the full rounds: the last round
+  // and those pairs go out as single m blocks, heaviest first (arch/sm90_work_order.hpp, PairTail::dealt).
+  for (auto& hd : kHeadDims) {
+    Case c;
+    c.dqk = hd[0];
+    c.dv = hd[1];
+    c.causal = true;
+    c.batch = 3;
+    c.heads = 14;
+    c.heads_k = 7;
+    c.seqlen_q = c.seqlen_k = 2200;
+    run_case(c, hd[0] == 128 ? 3 : 0);
+    if (hd[0] != 128) continue;
+    c.seqlen_k = 2700;  // bottom-right offset: unequal pairs
+    c.poison_keys = {2699};
+    run_case(c);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Variable-length batches (zyfa::flash_attn_varlen_func): every element of out and softmax_lse bit for bit against
 // fixed-length calls on each sequence's rows of the same packed buffers.

@@ -512,6 +512,22 @@ TEST_CASE("causal calls with at least one m-block pair per SM: the balanced pair
   CHECK(fro < kFroTol);
 }
 
+TEST_CASE("causal calls whose pairs leave more than half the SMs a last pair: the dealt tail") {
+  // 42 heads of 18 m blocks = 378 pairs: 2 rounds of 132 and 114 more (> 66), so the last round and those pairs go
+  // out as single m blocks, heaviest first (arch/sm90_work_order.hpp, PairTail::dealt).
+  Case c;
+  c.sq = c.sk = 2200;
+  c.h = 42;
+  c.hk = 7;
+  c.causal = true;
+  c.repeats = 3;
+  double fro = 0;
+  const Result r = run(c);
+  CHECK(r.identical);
+  check(c, r, 1.0 / 64, 7.0 / 32, kLseTolRandom, &fro);
+  CHECK(fro < kFroTol);
+}
+
 TEST_CASE("100 repeated runs are bitwise identical (out and lse)") {
   Case c;
   c.sq = 1000;

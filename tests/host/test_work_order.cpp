@@ -135,3 +135,72 @@ TEST_CASE("sm90 work order: hd64 causal 8K and 16K (192-row tiles, 132 SMs) spli
     CHECK(static_cast<double>(mx) / mean < 1.02);
   }
 }
+
+TEST_CASE("sm90 work order: a long tail is dealt as single m blocks, heaviest first, in snake order") {
+  int dealt = 0;
+  for (int grid : {7, 22, 132})
+    for (int batch : {1, 2, 3, 8})
+      for (int heads : {1, 5, 8, 16, 17, 32, 33})
+        for (int m : {2, 4, 16, 22, 32, 64, 86, 128}) {
+          const int bh = batch * heads;
+          const auto wo = causal_work_order(true, bh, m, std::int64_t{bh} * m, grid);
+          if (wo.num_pairs == 0 || !wo.tail.dealt) continue;
+          ++dealt;
+          CAPTURE(grid);
+          CAPTURE(batch);
+          CAPTURE(heads);
+          CAPTURE(m);
+          const std::int64_t full_rounds = wo.num_pairs / grid, rem = wo.num_pairs % grid;
+          CHECK(m % 2 == 0);
+          CHECK(2 * rem > grid);
+          CHECK(wo.tail.rem == 0);
+          std::int64_t most = 0, least = std::int64_t{1} << 40, total = 0;
+          for (int cta = 0; cta < grid; ++cta) {
+            std::int64_t work = 0;
+            int prev = m;  // the tail's blocks of one CTA come heaviest first
+            for (unsigned k = 0; k < wo.num_steps / grid; ++k) {
+              WorkTile t{};
+              if (causal_pair_tile(k, cta, grid, wo.num_pairs, wo.tail, m, heads, bh, &t) != WorkStep::tile) continue;
+              work += t.m_block + 1;
+              if (k >= 2 * (full_rounds - wo.tail.dealt)) {
+                CHECK(t.m_block <= prev);
+                prev = t.m_block;
+              }
+            }
+            most = std::max(most, work);
+            least = std::min(least, work);
+            total += work;
+          }
+          // Better than the pairs order's full extra pair (F + 1 pairs on the heaviest CTA): the heaviest CTA is
+          // within one m block's work of the mean, and the last step is not all skips.
+          const double mean = static_cast<double>(total) / grid;
+          CAPTURE(most);
+          CAPTURE(mean);
+          CHECK(most <= (full_rounds + 1) * (m + 1));
+          CHECK(static_cast<double>(most) <= mean + m);
+          const std::int64_t dealt_blocks = 2 * (wo.tail.dealt * std::int64_t{grid} + rem);
+          CHECK(wo.num_steps / grid == 2 * (full_rounds - wo.tail.dealt) + (dealt_blocks + grid - 1) / grid);
+        }
+  CHECK(dealt > 20);
+}
+
+TEST_CASE("sm90 work order: hd128 causal at 16K tokens (128-row tiles, 132 SMs, 1,024 pairs) deals its tail") {
+  for (auto [bh, m] : {std::pair{128, 16}, std::pair{64, 32}, std::pair{32, 64}, std::pair{16, 128}}) {
+    const auto wo = causal_work_order(true, bh, m, std::int64_t{bh} * m, 132);
+    REQUIRE(wo.tail.dealt > 0);
+    std::vector<std::int64_t> work(132, 0);
+    for (int cta = 0; cta < 132; ++cta)
+      for (unsigned k = 0; k < wo.num_steps / 132; ++k) {
+        WorkTile t{};
+        if (causal_pair_tile(k, cta, 132, wo.num_pairs, wo.tail, m, 1, bh, &t) == WorkStep::tile)
+          work[cta] += t.m_block + 1;
+      }
+    const double mean = static_cast<double>(std::int64_t{bh} * m * (m + 1) / 2) / 132;
+    const auto mx = *std::max_element(work.begin(), work.end());
+    CAPTURE(bh);
+    CAPTURE(m);
+    CAPTURE(mx);
+    CAPTURE(mean);
+    CHECK(static_cast<double>(mx) / mean < 1.015);  // the pairs order: 8 / 7.76 = 1.031
+  }
+}

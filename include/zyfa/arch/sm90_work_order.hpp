@@ -12,7 +12,10 @@
 // 44% busy). This is the load-balancing idea of striped / zigzag causal attention (Brandon et al. 2023, "Striped
 // Attention", arXiv:2311.09431), applied to the tiles of one GPU. When the pairs left after the full rounds would
 // occupy at most half the CTAs, they go out as single m blocks instead (causal_pair_tail), so that no CTA does a whole
-// pair more than the others.
+// pair more than the others. When they would occupy more than half, the last full round and they are dealt as single
+// m blocks, heaviest first, in snake order (a static form of longest-processing-time-first list scheduling: Graham
+// 1969, "Bounds on multiprocessing timing anomalies"): with 1,024 pairs on 132 SMs (7.76 rounds) the pairs order
+// left 3% of the SMs' time idle.
 #pragma once
 #include <cstdint>
 
@@ -44,19 +47,38 @@ inline std::int64_t causal_pair_count(std::int64_t batch_heads, int num_m_blocks
 /// pairs; the heaviest CTA then does F pairs and about half a pair where it did F + 1 pairs (F = full rounds). With
 /// an odd number of m blocks and of (batch, head)s the last middle pair is a single m block; it is then the tail's
 /// last pair (and its second half is skipped), so that every pair of the full rounds is a whole pair's work.
+///
+/// The dealt tail (`dealt`, rem stays 0): when 2R > grid, num_m_blocks is even and there is at least one full round,
+/// the last grid + R pairs (numbered (batch, head) by (batch, head): the end of one (batch, head)'s run and the
+/// (batch, head)s after it) become 2 (grid + R) single m blocks, sorted by m block descending (by work: the work of
+/// an m block grows with m), and dealt over the CTAs in rounds that alternate direction (CTA 0 to grid - 1, then back).
+/// On 132 SMs at 16K tokens with 128-row tiles (1,024 pairs) the most work on one CTA over the mean, counted in key
+/// tiles: 1.031 for the pairs order, 1.008-1.014 dealt (tests/host/test_work_order.cpp).
 struct PairTail {
   int rem = 0;       ///< R: 0 when the tail is not split
   int a = 0, b = 0;  ///< R - lone = a * batch_heads + b: the tail's pairs taken from the (batch, head)s' runs
   int lone = 0;      ///< 1: the single last middle m block is the tail's last pair
+  int dealt = 0;     ///< > 0: the dealt tail (see above) holds the last `dealt` full rounds and the R pairs after them
 };
 
-/// The tail split of `num_pairs` pairs over `grid` CTAs, or rem == 0 when it is not split.
+/// Full rounds of pairs that the dealt tail takes besides the pairs after them (fewer when there are fewer). More
+/// rounds balance better in the model but spread the CTAs running together over more heads' K/V: with 2 and 3 rounds
+/// hd128, (192, 128) and hd256 causal measured 0.97-1.00x of 1 round at 2K-8K on the H200 (bench/RESULTS.md,
+/// 2026-12-04, "the dealt tail").
+inline constexpr int kDealtRounds = 1;
+
+/// The tail of `num_pairs` pairs over `grid` CTAs: split (rem > 0), dealt (dealt > 0) or neither.
 inline PairTail causal_pair_tail(unsigned grid, int num_pairs, int num_m_blocks, int batch_heads) {
   PairTail t;
   const unsigned rem = static_cast<unsigned>(num_pairs) % grid;
   const int per_head = num_m_blocks / 2;
   const int lone = (num_m_blocks % 2 != 0 && batch_heads % 2 != 0) ? 1 : 0;
-  if (rem == 0 || 2u * rem > grid || per_head == 0) return t;
+  if (rem == 0 || per_head == 0) return t;
+  if (2u * rem > grid) {
+    const int rounds = static_cast<int>(static_cast<unsigned>(num_pairs) / grid);
+    t.dealt = num_m_blocks % 2 == 0 && rounds >= 1 ? (rounds < kDealtRounds ? rounds : kDealtRounds) : 0;
+    return t;
+  }
   const int from_runs = static_cast<int>(rem) - lone;
   const int a = from_runs / batch_heads, b = from_runs % batch_heads;
   if (a + (b > 0 ? 1 : 0) > per_head) return t;
@@ -79,9 +101,10 @@ struct WorkOrderArgs {
 /// The host's choice for a launch of `grid` persistent CTAs over `blocks` work tiles ((batch * num_heads) *
 /// num_m_blocks): the pairs order when `use_pairs` (causal, fixed length, persistent) and every CTA gets a pair,
 /// causal_pair_count >= grid; then each CTA runs 2 * ceil(pairs / grid) steps (those past the last pair are
-/// skipped), or 2 * F + 1 when the tail is split (causal_pair_tail), so the kernels keep their single-tile loop (one
-/// 64-bit index). Pair indices are 32-bit on the device (fewer registers than 64-bit division in kernels that have
-/// none to spare): calls of 2^30 pairs or more (2^38 query rows, beyond any tensor that fits a GPU) keep the
+/// skipped), 2 * F + 1 when the tail is split, 2 * (F - D) + ceil(2 * (D * grid + R) / grid) when it is dealt
+/// (causal_pair_tail; F full rounds, R pairs after them, D = PairTail::dealt), so the kernels keep their single-tile
+/// loop (one 64-bit index). Pair indices are 32-bit on the device (fewer registers than 64-bit division in kernels that
+/// have none to spare): calls of 2^30 pairs or more (2^38 query rows, beyond any tensor that fits a GPU) keep the
 /// single-tile order.
 inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads, int num_m_blocks, std::int64_t blocks,
                                        std::int64_t grid) {
@@ -90,6 +113,10 @@ inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads,
   const PairTail tail = causal_pair_tail(static_cast<unsigned>(grid), static_cast<int>(pairs), num_m_blocks,
                                          static_cast<int>(batch_heads));
   if (tail.rem > 0) return {static_cast<int>(pairs), grid * (2 * (pairs / grid) + 1), tail};
+  if (tail.dealt > 0) {
+    const std::int64_t dealt_blocks = 2 * (tail.dealt * grid + pairs % grid);
+    return {static_cast<int>(pairs), grid * (2 * (pairs / grid - tail.dealt) + (dealt_blocks + grid - 1) / grid), tail};
+  }
   return {static_cast<int>(pairs), 2 * grid * ((pairs + grid - 1) / grid), tail};
 }
 
@@ -99,12 +126,42 @@ inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads,
 /// first) and i at odd k; a middle pair j (after all full pairs) is the middle m block of (batch, head) 2j at even k
 /// and of 2j + 1 at odd k (skip past the last). With a split tail the tail's pairs are numbered last and left out of
 /// their (batch, head)s' runs; at step 2F (F = full rounds) CTA c < 2R takes one half (c % 2) of tail pair c / 2.
+/// With a dealt tail, step 2 (F - D) + s of CTA c takes the single m block of rank s * grid + c (s even) or s * grid +
+/// grid - 1 - c (s odd) of the tail's blocks sorted by m block descending (skip past the last).
 ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsigned grid, int num_pairs,
                                                   const PairTail& tail, int num_m_blocks, int num_heads,
                                                   int batch_heads, WorkTile* tile) {
   const unsigned full_rounds = static_cast<unsigned>(num_pairs) / grid;
   const int per_head = num_m_blocks / 2;
   int bh, m;
+  if (tail.dealt > 0 && (k >> 1) + static_cast<unsigned>(tail.dealt) >= full_rounds) {
+    // The tail: (batch, head) bh0 from pair i0 of its run on (m blocks i0 .. num_m_blocks - 1 - i0), then nh whole
+    // (batch, head)s. By m block descending: the top i0 levels from the nh whole ones, the middle band of
+    // num_m_blocks - 2 i0 levels from all nh + 1 (bh0 first), the bottom i0 levels from the whole ones again.
+    const unsigned s = k - 2 * (full_rounds - static_cast<unsigned>(tail.dealt));
+    const unsigned tail_pairs = static_cast<unsigned>(tail.dealt) * grid + static_cast<unsigned>(num_pairs) % grid;
+    unsigned r = s * grid + ((s & 1) ? grid - 1 - cta : cta);
+    if (r >= 2 * tail_pairs) return WorkStep::skip;
+    const unsigned q0 = static_cast<unsigned>(num_pairs) - tail_pairs;
+    const int bh0 = static_cast<int>(q0 / static_cast<unsigned>(per_head));
+    const unsigned i0 = q0 % static_cast<unsigned>(per_head);
+    const unsigned nh = static_cast<unsigned>(batch_heads - 1 - bh0);
+    const unsigned band = static_cast<unsigned>(num_m_blocks) - 2 * i0;
+    if (r < i0 * nh) {
+      m = num_m_blocks - 1 - static_cast<int>(r / nh);
+      bh = bh0 + 1 + static_cast<int>(r % nh);
+    } else if (r - i0 * nh < band * (nh + 1)) {
+      r -= i0 * nh;
+      m = num_m_blocks - 1 - static_cast<int>(i0 + r / (nh + 1));
+      bh = bh0 + static_cast<int>(r % (nh + 1));
+    } else {
+      r -= i0 * nh + band * (nh + 1);
+      m = static_cast<int>(i0) - 1 - static_cast<int>(r / nh);
+      bh = bh0 + 1 + static_cast<int>(r % nh);
+    }
+    *tile = {m, bh / num_heads, bh % num_heads};
+    return WorkStep::tile;
+  }
   if (tail.rem > 0 && (k >> 1) >= full_rounds) {  // the split tail: one single m block per CTA
     if (cta >= 2u * static_cast<unsigned>(tail.rem)) return WorkStep::skip;
     const int j = static_cast<int>(cta >> 1);
