@@ -63,7 +63,7 @@ struct PairTail {
 
 /// Full rounds of pairs that the dealt tail takes besides the pairs after them (fewer when there are fewer). More
 /// rounds balance better in the model but spread the CTAs running together over more heads' K/V: with 2 and 3 rounds
-/// hd128, (192, 128) and hd256 causal measured 0.97-1.00x of 1 round at 2K-8K on the H200 (bench/RESULTS.md,
+/// hd128, (192, 128) and hd256 causal measured 0.95-1.00x of 1 round at 2K-8K on the H200 (bench/RESULTS.md,
 /// 2026-12-04, "the dealt tail").
 inline constexpr int kDealtRounds = 1;
 
