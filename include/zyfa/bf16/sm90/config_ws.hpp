@@ -39,13 +39,14 @@ struct WsConfig {
   static constexpr int kProducerRegs = Consumers == 2 ? 40 : 32, kConsumerRegs = Consumers == 2 ? 232 : 160;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * Consumers <= (65536 / kThreads) / 8 * 8 * kThreads,
                 "WsConfig: register split over budget.");
-  /// FlashAttention-3's key-tile step: one P buffer, O rescaled after the P.V wait on every tile (no branch), no
-  /// branch holding that wait, and the key tiles that need the mask in a loop of their own. ptxas then places the
-  /// P.V wait among the exponentials (at hd128 after 15 of the 66 per tile, where FA3's SASS has it) and packs P and
-  /// rescales O between the rest; with the mask test inside the loop it put the wait at the join after the mask,
-  /// before the first exponential. Same pass on the H200 (bench/RESULTS.md, 2026-12-04, "FlashAttention-3's key-tile
-  /// step"): hd128 against the double-P step 1.00-1.03x, hd64 (3 consumer warpgroups) 0.98-1.04x; (192, 128) and
-  /// hd256 0.97-1.00x at 4K-16K, so they keep their steps.
+  /// FlashAttention-3's key-tile step: one P buffer, O rescaled on every tile (no branch), no branch holding the
+  /// P.V wait, and the key tiles that need the mask in a loop of their own. ptxas then places the P.V wait among the
+  /// exponentials (at hd128 after 15 of the 66 per tile, where FA3's SASS has it) and packs P between the rest; with
+  /// the mask test inside the loop it put the wait at the join after the mask, before the first exponential. Same
+  /// pass on the H200 (bench/RESULTS.md, 2026-12-04, "FlashAttention-3's key-tile step"): hd128 against the double-P
+  /// step 1.00-1.03x, hd64 (3 consumer warpgroups) 0.98-1.04x; (192, 128) and hd256 0.97-1.00x at 4K-16K, so they
+  /// keep their steps. With it each row's max is one serial chain (FA3's order: ptxas then computes the second row's
+  /// max between the first row's exponentials) and O is rescaled before P.V (kRescaleBeforePv).
   static constexpr bool kFa3Step = (DQK == 128 && DV == 128 && Consumers == 2 && BlockN == 128 && Stages == 2) ||
                                    (DQK == 64 && DV == 64 && Consumers == 3 && BlockN == 128 && Stages == 2);
   /// The P.V wait of a key tile placed after the softmax so that the two overlap (fwd_kernel_ws.hpp explains how
@@ -67,8 +68,11 @@ struct WsConfig {
   /// (FlashAttention-3's RescaleOBeforeGemm, which it uses above hd128): the multiplies then run while Q.K^T is on
   /// the tensor cores instead of between the P.V wait and the warpgroup's next turn. Same-pass A/B on the H200
   /// (bench/RESULTS.md, 2026-12-03, two passes): hd256 +2-19%, (192, 128) -1% to +11%, hd128 -2% to +10%
-  /// except causal 2K (0.91-0.97). Every configuration but kFa3Step.
-  static constexpr bool kRescaleBeforePv = !kFa3Step;
+  /// except causal 2K (0.91-0.97). With kFa3Step on every tile (no branch): placed after the P.V wait, ptxas put the
+  /// 64 multiplies after the last exponential (FA3's SASS has them between its exponentials); here they issue while
+  /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.01-1.05x hd64 same pass (bench/RESULTS.md,
+  /// 2026-12-04, "O rescaled before P.V with FlashAttention-3's step").
+  static constexpr bool kRescaleBeforePv = true;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (16-byte loads in flight per thread).

@@ -523,16 +523,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         bool grew = false;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          float part[4] = {m[r], s[2 * r], s[2 * r + 1], s[2 * r + 4]};
+          float mx;
+          if constexpr (Cfg::kFa3Step) {  // one serial chain (FA3's order; the same max)
+            mx = m[r];
 #pragma unroll
-          for (int j = 0; j < kSRegs / 4; ++j)
+            for (int j = 0; j < kSRegs / 4; ++j)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int i = 4 * j + 2 * r + e;
-              if (i != 2 * r && i != 2 * r + 1 && i != 2 * r + 4)
-                part[(2 * j + e) % 4] = fmaxf(part[(2 * j + e) % 4], s[i]);
-            }
-          float mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+              for (int e = 0; e < 2; ++e) mx = fmaxf(mx, s[4 * j + 2 * r + e]);
+          } else {  // four chains
+            float part[4] = {m[r], s[2 * r], s[2 * r + 1], s[2 * r + 4]};
+#pragma unroll
+            for (int j = 0; j < kSRegs / 4; ++j)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int i = 4 * j + 2 * r + e;
+                if (i != 2 * r && i != 2 * r + 1 && i != 2 * r + 4)
+                  part[(2 * j + e) % 4] = fmaxf(part[(2 * j + e) % 4], s[i]);
+              }
+            mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+          }
           mx = detail::quad_max(mx);
           const float bse = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale;
           corr[r] = arch::sm90::exp2(m[r] * scale - bse);
@@ -606,7 +615,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_fence();
         issue_s(ks);
         wgmma_commit();
-        if (Cfg::kRescaleBeforePv && grew_pending) {
+        // kFa3Step: on every tile, no branch
+        if (Cfg::kRescaleBeforePv && (Cfg::kFa3Step || grew_pending)) {
           fence_operand(o);  // after the Q.K^T issue, not hoisted above it
           rescale_o(corr_pending);
         }
@@ -658,7 +668,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           grew_pending = grew;
           corr_pending[0] = corr[0];
           corr_pending[1] = corr[1];
-        } else if (Cfg::kFa3Step || grew) {  // kFa3Step: every tile (a branch here would split the softmax's block)
+        } else if (grew) {
           rescale_o(corr);
         }
         if constexpr (!Cfg::kDoubleP) to_p(next_p);  // next_p is pv_p: after the wait
@@ -692,7 +702,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         const std::uint32_t vph = (vc / kStages) & 1;
         ++vc;
         // No Q.K^T to overlap here: rescale before the turn, not while holding it.
-        if (Cfg::kRescaleBeforePv && grew_pending) rescale_o(corr_pending);
+        if (Cfg::kRescaleBeforePv && (Cfg::kFa3Step || grew_pending)) rescale_o(corr_pending);
         fence_operand(o);
         wait_full(bars + B::kVFull + 8 * vs, vph);
         named_barrier_sync(my_bar, 256);
