@@ -70,7 +70,7 @@ struct WsConfig {
   /// (bench/RESULTS.md, 2026-12-03, two passes): hd256 +2-19%, (192, 128) -1% to +11%, hd128 -2% to +10%
   /// except causal 2K (0.91-0.97). With kFa3Step on every tile (no branch): placed after the P.V wait, ptxas put the
   /// 64 multiplies after the last exponential (FA3's SASS has them between its exponentials); here they issue while
-  /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.01-1.05x hd64 same pass (bench/RESULTS.md,
+  /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.00-1.05x hd64, two passes (bench/RESULTS.md,
   /// 2026-12-04, "O rescaled before P.V with FlashAttention-3's step").
   static constexpr bool kRescaleBeforePv = true;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
