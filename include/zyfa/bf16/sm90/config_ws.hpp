@@ -86,14 +86,23 @@ struct WsConfig {
   static constexpr int kQOff = 0;
   static constexpr int kKOff = kQOff + kQBytes;
   static constexpr int kVOff = kKOff + Stages * kKBytes;
-  /// The O staging tile gets its own buffer when it fits (then the next Q tile loads while the epilogue runs);
-  /// otherwise each consumer warpgroup stages O in its own, dead, rows of the Q tile.
+  /// The O staging tile gets its own buffer when it fits (then the next Q tile loads while the epilogue runs).
   static constexpr bool kOSeparate = kVOff + Stages * kVBytes + kOBytes + 256 + 1024 <= arch::kMaxSmemBytes;
-  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes : kQOff;
+  /// Otherwise (hd256, (192, 128)) O is staged over the end of the V stages, FlashAttention-3's layout (its
+  /// SharedStorage puts smem_o in a union with smem_v): every consumer warpgroup first waits until all of them have
+  /// finished their last P.V (a named barrier), and the producer loads the next work tile's first V only after the
+  /// O store has read the tile (an `O empty` mbarrier). Q is then free after the last Q.K^T, so the next work
+  /// tile's Q loads while the last P.V and the epilogue run. The alternative, O in each warpgroup's dead rows of Q,
+  /// holds the next Q load until the store has read O.
+  static constexpr bool kOInV = !kOSeparate && kOBytes <= Stages * kVBytes;
+  /// The consumers release Q at their last Q.K^T (the next work tile's Q may load under the last P.V).
+  static constexpr bool kQFreeAfterLastQk = kOSeparate || kOInV;
+  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes : kOInV ? kVOff + Stages * kVBytes - kOBytes : kQOff;
   static constexpr int kBarOff = kVOff + Stages * kVBytes + (kOSeparate ? kOBytes : 0);  ///< mbarriers, flags (256 B)
   /// Dynamic shared memory requested: the layout plus 1024 bytes to align the base to the swizzle atom.
   static constexpr int kSmemBytes = kBarOff + 256 + 1024;
   static_assert((BlockN * 128) % 1024 == 0, "WsConfig: BlockN must be a multiple of 8 (1024-byte aligned boxes).");
+  static_assert(kOOff % 1024 == 0, "WsConfig: the O staging tile must be 1024-byte aligned (128-byte swizzle atom).");
   static_assert(kSmemBytes <= arch::kMaxSmemBytes, "WsConfig: the Q/K/V tiles do not fit 227 KB of shared memory.");
 };
 

@@ -98,11 +98,13 @@ namespace detail {
 struct BarLayout {
   static constexpr int kQFull = 0, kQEmpty = 8, kKFull = 16, kKEmpty = 16 + 8 * 4, kVFull = 16 + 16 * 4,
                        kVEmpty = 16 + 24 * 4, kVFix = 16 + 32 * 4, kFlag = 24 + 32 * 4,  // kFlag: 2 ints
-      kQFix = 32 + 32 * 4;                                                               // varlen only
+      kQFix = 32 + 32 * 4,                                                               // varlen only
+      kOEmpty = 40 + 32 * 4;  // WsConfig::kOInV only: the O store has read the staging tile over the V stages
 };
 /// Named barrier ids: 1 + c = "consumer warpgroup c may issue its GEMMs" (the turn passes c -> c + 1 -> ... -> 0);
-/// 4 + c = epilogue of warpgroup c; 7 = the producer warpgroup's four warps after scanning a diagonal V tile.
-constexpr int kSchedBar = 1, kEpiBar = 4, kProducerBar = 7;
+/// 4 + c = epilogue of warpgroup c; 7 = the producer warpgroup's four warps at a diagonal V tile; 8 = every consumer
+/// warpgroup has finished its last P.V of the work tile (WsConfig::kOInV: O is then staged over the V stages).
+constexpr int kSchedBar = 1, kEpiBar = 4, kProducerBar = 7, kPvDoneBar = 8;
 
 #if ZYFA_SM90A_PASS
 __device__ __forceinline__ float quad_max(float x) {
@@ -261,6 +263,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       mbarrier_init(bars + B::kVEmpty + 8 * s, kEmptyArrivals);
     }
     mbarrier_init(bars + B::kVFix, 1);
+    if constexpr (Cfg::kOInV) mbarrier_init(bars + B::kOEmpty, kEmptyArrivals);
     if constexpr (Varlen) mbarrier_init(bars + B::kQFix, 1);
     fix_flags[0] = 0;
     fix_flags[1] = 0;
@@ -296,8 +299,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       if (n_tiles == 0) continue;
       const int bc = Varlen ? 0 : b;  // batch coordinate of the tensor maps (varlen: the packed batch of one)
       if (loader) {
-        // Q: the consumers released the previous keyed tile's Q buffer (and, without a separate O buffer, its
-        // epilogue). The V-fix flag of this keyed tile's parity is free again then.
+        // Q: the consumers released the previous keyed tile's Q buffer (at its last Q.K^T, or after its epilogue
+        // where O is staged in Q). The V-fix flag of this keyed tile's parity is free again then.
         mbarrier_wait(bars + B::kQEmpty, (kq & 1) ^ 1);
         // Varlen: a block reaching past its sequence lands Q on a private barrier and zeroes the rows past the
         // sequence (the next sequence's queries) before publishing it: the rows then are what TMA's zero fill gives
@@ -347,7 +350,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           const int n = a.keys_ascending ? i - 1 : n_tiles - i, s = static_cast<int>(vc % kStages);
           const std::uint32_t ph = (vc / kStages) & 1;
           ++vc;
-          if (loader) mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
+          if (loader) {
+            // WsConfig::kOInV: the previous keyed tile's O store has read the staging tile over the V stages.
+            if (Cfg::kOInV && i == 1) mbarrier_wait(bars + B::kOEmpty, (kq & 1) ^ 1);
+            mbarrier_wait(bars + B::kVEmpty + 8 * s, ph ^ 1);
+          }
           const std::uint32_t dst = sV + s * Cfg::kVBytes;
           const bool diag = n * BN + BN - 1 >= first_diag_key;
           // Varlen: keys [valid_keys, BN) of the tile belong to the next sequence (or lie past total_k)
@@ -369,7 +376,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
               for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
                 tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFix, 64 * bx, sq.k0() + n * BN, hk, bc);
             }
-            mbarrier_wait(bars + B::kVFix, fixes & 1);
+            // Warp 0 waits for the tile; warps 1-3 wait behind it on a named barrier, which issues nothing while it
+            // waits (each of them polling the mbarrier woke on every barrier event of the CTA: about a fifth of the
+            // consumers' instruction count at hd128 causal 2K, ncu on the H200).
+            if (loader) mbarrier_wait(bars + B::kVFix, fixes & 1);
+            named_barrier_sync(detail::kProducerBar, 128);
             ++fixes;
             bool wrote = false;
             if constexpr (Varlen) {
@@ -584,7 +595,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_wait<0>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
-        if (Cfg::kOSeparate && n_tiles == 1) release(bars + B::kQEmpty);  // last read of Q
+        if (Cfg::kQFreeAfterLastQk && n_tiles == 1) release(bars + B::kQEmpty);  // last read of Q
       }
       mask(a.keys_ascending ? 0 : n_tiles - 1);
       {
@@ -628,7 +639,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_wait<1>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
-        if (Cfg::kOSeparate && i == n_tiles - 1) release(bars + B::kQEmpty);  // last read of Q
+        if (Cfg::kQFreeAfterLastQk && i == n_tiles - 1) release(bars + B::kQEmpty);  // last read of Q
         if (masked) mask(n);
         float corr[2];
         const bool grew = softmax(corr);
@@ -759,8 +770,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     }
     // O (bf16) into this warpgroup's 64 rows of the staging tile, 128-byte swizzled, then one TMA store per
     // 64-column box; the store clips rows >= seqlen_q. The previous tile's store must have read the buffer.
+    // WsConfig::kOInV: O goes over the V stages, which the other warpgroups' last P.V may still read.
     if (wtid == 0 && store_pending) tma_store_wait_read();
-    named_barrier_sync(detail::kEpiBar + cw, 128);
+    if constexpr (Cfg::kOInV)
+      named_barrier_sync(detail::kPvDoneBar, 128 * kConsumers);
+    else
+      named_barrier_sync(detail::kEpiBar + cw, 128);
     // The staging addresses formed here, per work tile (volatile: not hoisted): formed once before the persistent
     // loop, they stay live across the key loop, and with 160-register consumers one is spilled.
     std::uint32_t o_tile;
@@ -839,13 +854,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       }
     }
     if constexpr (!Cfg::kOSeparate) {
-      // O was staged in the Q buffer: release it once the store has read it.
+      // O was staged in the Q buffer (or over the V stages): release it once the store has read it.
       if (wtid == 0) {
         tma_store_wait_read();
         store_pending = false;
       }
       named_barrier_sync(detail::kEpiBar + cw, 128);
-      if (lane == 0) mbarrier_arrive(bars + B::kQEmpty);
+      if (lane == 0) mbarrier_arrive(bars + (Cfg::kOInV ? B::kOEmpty : B::kQEmpty));
     }
     ++kq;
     if constexpr (!Cfg::kPersistent) break;
