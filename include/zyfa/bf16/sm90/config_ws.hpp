@@ -97,7 +97,9 @@ struct WsConfig {
   static constexpr bool kOInV = !kOSeparate && kOBytes <= Stages * kVBytes;
   /// The consumers release Q at their last Q.K^T (the next work tile's Q may load under the last P.V).
   static constexpr bool kQFreeAfterLastQk = kOSeparate || kOInV;
-  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes : kOInV ? kVOff + Stages * kVBytes - kOBytes : kQOff;
+  static constexpr int kOOff = kOSeparate ? kVOff + Stages * kVBytes
+                               : kOInV    ? kVOff + Stages * kVBytes - kOBytes
+                                          : kQOff;
   static constexpr int kBarOff = kVOff + Stages * kVBytes + (kOSeparate ? kOBytes : 0);  ///< mbarriers, flags (256 B)
   /// Dynamic shared memory requested: the layout plus 1024 bytes to align the base to the swizzle atom.
   static constexpr int kSmemBytes = kBarOff + 256 + 1024;
