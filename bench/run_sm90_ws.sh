@@ -25,7 +25,7 @@ if [ "$MODE" != bench ]; then
   timeout 40 ./build-ws/test_flash_attn_ws -tc='small: built-in*' > "$OUT/smoke.log" 2>&1
   rc=$?; echo "smoke rc=$rc" | tee -a "$OUT/run.log"; tail -5 "$OUT/smoke.log"
   if [ $rc -ne 0 ]; then grep -E "case|ERROR|FAIL" "$OUT/smoke.log" | head -30; exit 1; fi
-  timeout 150 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
+  timeout 240 ./build-ws/test_flash_attn_ws > "$OUT/test.log" 2>&1
   echo "gpu test rc=$?" | tee -a "$OUT/run.log"; grep -E "ERROR|FAILED|test cases|assertions" "$OUT/test.log" | head -30
   timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-ws/test_flash_attn_ws -tc='small: built-in*,small: causal*,small: Inf*' > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?" | tee -a "$OUT/run.log"; tail -3 "$OUT/memcheck.log"
