@@ -10,11 +10,11 @@
 
 namespace zyfa::bf16::sm90ws {
 
-/// DQK, DV: head dims (elements), multiples of 64 (one 128-byte swizzle box = 64 bf16 columns), DV <= DQK (the
-/// output tile of a warpgroup is staged in its own, dead, part of the Q tile). BlockN: keys per tile (multiple of
-/// 16, <= 256: one wgmma N and one TMA box). Stages: K and V ring depth. Consumers: consumer warpgroups of 64 query
-/// rows each, 2 or 3 (FlashAttention-3 takes 3, BlockM 192, for hd64: a 64-wide P.V is too short to hide a softmax
-/// behind only one other warpgroup's GEMMs).
+/// DQK, DV: head dims (elements), multiples of 64 (one 128-byte swizzle box = 64 bf16 columns), DV <= DQK (where O
+/// fits neither a buffer of its own nor the V stages, a warpgroup stages it in its own, dead, part of the Q tile).
+/// BlockN: keys per tile (multiple of 16, <= 256: one wgmma N and one TMA box). Stages: K and V ring depth.
+/// Consumers: consumer warpgroups of 64 query rows each, 2 or 3 (FlashAttention-3 takes 3, BlockM 192, for hd64: a
+/// 64-wide P.V is too short to hide a softmax behind only one other warpgroup's GEMMs).
 template <int DQK, int DV, int BlockN, int Stages = 2, int Consumers = 2>
 struct WsConfig {
   static_assert(DQK % 64 == 0 && DV % 64 == 0, "WsConfig: head dims must be multiples of 64 (128-byte swizzle boxes).");
