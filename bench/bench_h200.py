@@ -70,6 +70,36 @@ def time_ms(fn, reps, hide_host=True):
     return statistics.median(times)
 
 
+def time_ms_interleaved(fns, reps, hide_host=True):
+    """Median device time (ms) of each of fns (name -> callable), timed round-robin: 3 warm-up calls each, then reps
+    rounds in which every fn is timed once as in time_ms. Every implementation then sees the same GPU state (clocks,
+    temperature, L2) on average, where timing them one after another biased the first of a shape (up to 7% at 2K in
+    bench/RESULTS.md). A fn that raises in its warm-up is left out: returns {name: ms} of the others and
+    {name: error message} of those."""
+    ok, failed = {}, {}
+    for name, fn in fns.items():
+        try:
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            ok[name] = fn
+        except Exception as e:  # noqa: BLE001  (a backend without this shape)
+            failed[name] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+    times = {name: [] for name in ok}
+    for _ in range(reps):
+        for name, fn in ok.items():
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            if hide_host:
+                torch.cuda._sleep(HIDE_HOST_CYCLES)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times[name].append(a.elapsed_time(b))
+    return {name: statistics.median(t) for name, t in times.items()}, failed
+
+
 def sweep_variants(ext, stream, reps):
     """TFLOP/s of each tile variant on a few shapes (16K tokens), printed as a table."""
     print("variant sweep (TFLOP/s): dqk dv BlockM BlockN Warps Skip | causal 1K 2K 4K 8K 16K | non-causal 2K 8K")

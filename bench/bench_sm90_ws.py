@@ -5,7 +5,9 @@ zyfa is called through bench/zyfa_capi.cu (a shared library loaded with ctypes; 
 no torch extension is compiled on the GPU machine. Method as bench/bench_h200.py: 16K tokens in total
 (batch = 16384 // seqlen), num_heads = 2048 // head_dim_v (16 for 192/128), N(0,1) bf16 BSHD inputs (SDPA gets the
 BHSD views), causal with seqlen_q == seqlen_k; 3 warm-up calls, median of N CUDA-event timings of single calls
-(device time: a spin kernel queued before each call hides the host's launch path; --host-timing counts it);
+(device time: a spin kernel queued before each call hides the host's launch path; --host-timing counts it;
+--interleave times the implementations of a shape round-robin, one call each per round, so that none is favoured by
+its place in the order);
 TFLOP/s = 4 * b * h * sq * sk * d / t, halved for causal, d = (head_dim_qk + head_dim_v) / 2.
     python3 bench/bench_sm90_ws.py --lib build-ws/libzyfa_capi.so --out DIR [--dims 128,128 ...] [--seqlens ...]
         [--baseline OTHER_BUILD.so] [--variant NAME=BUILD.so ...]
@@ -24,7 +26,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_h200 import time_ms  # noqa: E402  (one timing method for every benchmark)
+from bench_h200 import time_ms, time_ms_interleaved  # noqa: E402  (one timing method for every benchmark)
 
 COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
            "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
@@ -75,6 +77,9 @@ def main():
     ap.add_argument("--dims", nargs="*", default=["128,128"])
     ap.add_argument("--seqlens", nargs="*", type=int, default=[2048, 4096, 8192, 16384])
     ap.add_argument("--no-mma", action="store_true", help="skip zyfa's mma.sync kernel")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time the implementations of a shape round-robin, one call each per round "
+                         "(bench_h200.time_ms_interleaved), instead of one after another")
     ap.add_argument("--host-timing", action="store_true",
                     help="time each call with the host's launch path included (no spin kernel before it)")
     ap.add_argument("--schedules", action="store_true",
@@ -154,13 +159,22 @@ def main():
                     impls["fa3"] = lambda: fa3_fn(q, k, v, causal=causal)
                 res = {}
                 ref = None
+                if args.interleave:
+                    timed, failed = time_ms_interleaved(impls, args.reps, hide_host=not args.host_timing)
+                    for name, msg in failed.items():
+                        print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({msg})", flush=True)
                 for name, fn in impls.items():
-                    try:
-                        ms = time_ms(fn, args.reps, hide_host=not args.host_timing)
-                    except Exception as e:  # noqa: BLE001  (a backend without this shape)
-                        print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported "
-                              f"({str(e).splitlines()[0][:120]})", flush=True)
-                        continue
+                    if args.interleave:
+                        if name not in timed:
+                            continue
+                        ms = timed[name]
+                    else:
+                        try:
+                            ms = time_ms(fn, args.reps, hide_host=not args.host_timing)
+                        except Exception as e:  # noqa: BLE001  (a backend without this shape)
+                            print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported "
+                                  f"({str(e).splitlines()[0][:120]})", flush=True)
+                            continue
                     if name.startswith("sdpa") and ref is None:
                         ref = fn().transpose(1, 2)
                     res[name] = flop / ms / 1e9
