@@ -56,18 +56,20 @@ def time_ms(fn, reps, hide_host=True):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        if hide_host:
-            torch.cuda._sleep(HIDE_HOST_CYCLES)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    return statistics.median(_time_once(fn, hide_host) for _ in range(reps))
+
+
+def _time_once(fn, hide_host):
+    """Device time of one call of fn (ms) between two CUDA events (see time_ms)."""
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    if hide_host:
+        torch.cuda._sleep(HIDE_HOST_CYCLES)
+    a.record()
+    fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b)
 
 
 def time_ms_interleaved(fns, reps, hide_host=True):
@@ -88,15 +90,7 @@ def time_ms_interleaved(fns, reps, hide_host=True):
     times = {name: [] for name in ok}
     for _ in range(reps):
         for name, fn in ok.items():
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            if hide_host:
-                torch.cuda._sleep(HIDE_HOST_CYCLES)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times[name].append(a.elapsed_time(b))
+            times[name].append(_time_once(fn, hide_host))
     return {name: statistics.median(t) for name, t in times.items()}, failed
 
 
