@@ -5,7 +5,8 @@
 #    flash/cuDNN and FlashAttention-3 (the wheel in .offline/fa3/), every built-in head dim, causal and not, 2K-16K;
 # 2. bench/ab_bitwise.py: every VARIANT against BASE, bit for bit.
 # ZYFA_AB_DIMS, ZYFA_AB_REPS override the head dims (default "128,128 256,256 192,128 64,64") and repetitions (30).
-# The GPU test suite of a build to be taken: build-ws/ with that build's switches, then bench/run_sm90_ws.sh test.
+# The GPU test suite of a build to be taken: build-ws/ with its headers and switches (here:
+# NVCC="nvcc -Ibuild-ab/wt-NAME/include -D..." bash bench/build_sm90_ws.sh), then bash bench/run_sm90_ws.sh test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
