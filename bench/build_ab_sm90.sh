@@ -2,9 +2,10 @@
 # bench/build_ab_sm90.sh -- builds one variant of bench/zyfa_capi.cu (the benchmark's C entry point) for an A/B of
 # the sm_90a kernel, into build-ab/NAME.so (here, no GPU needed; about 40 s):
 #   bash bench/build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [-DMACRO=VALUE ...]
-# --rev REV: the kernel of that revision (a scratch worktree in build-ab/wt-NAME; default: the working tree);
-# --patch FILE: an experiment patch (bench/patches/) applied to it; -D...: experiment switches. Then, on the GPU
-# machine with build-ab/ and .offline/ carried: bash bench/run_ab_sm90.sh BASE VARIANT... (build-ab/*.so names).
+# --rev REV: the kernel of that revision (default: the working tree's); --patch FILE: an experiment patch
+# (bench/patches/) applied to it (both in a scratch worktree, build-wt/NAME: outside build-ab/, which is carried);
+# -D...: experiment switches. Then, on the GPU machine with build-ab/ and .offline/ carried:
+# bash bench/run_ab_sm90.sh BASE VARIANT... (build-ab/*.so names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [-D...]}
@@ -21,7 +22,8 @@ done
 mkdir -p build-ab
 src=$PWD
 if [ -n "$rev" ] || [ -n "$patch" ]; then
-  src=$PWD/build-ab/wt-$name
+  src=$PWD/build-wt/$name
+  mkdir -p build-wt
   rm -rf "$src"
   git worktree prune
   git worktree add -f --detach "$src" "${rev:-HEAD}" > /dev/null

@@ -6,7 +6,7 @@
 # 2. bench/ab_bitwise.py: every VARIANT against BASE, bit for bit.
 # ZYFA_AB_DIMS, ZYFA_AB_REPS override the head dims (default "128,128 256,256 192,128 64,64") and repetitions (30).
 # The GPU test suite of a build to be taken: build-ws/ with its headers and switches (here:
-# NVCC="nvcc -Ibuild-ab/wt-NAME/include -D..." bash bench/build_sm90_ws.sh), then bash bench/run_sm90_ws.sh test.
+# NVCC="nvcc -Ibuild-wt/NAME/include -D..." bash bench/build_sm90_ws.sh), then bash bench/run_sm90_ws.sh test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zyfa_out}
@@ -14,7 +14,8 @@ mkdir -p "$OUT"
 base=${1:?usage: run_ab_sm90.sh BASE VARIANT...}
 shift
 export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader |
+  tee "$OUT/gpu.txt"
 if ls .offline/fa3/*.whl > /dev/null 2>&1; then
   python3 -m zipfile -e .offline/fa3/*.whl /tmp/fa3 && export PYTHONPATH=/tmp/fa3
 fi
