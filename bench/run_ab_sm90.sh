@@ -8,7 +8,7 @@
 # The GPU test suite of a build to be taken: build-ws/ with its headers and switches (here:
 # NVCC="nvcc -Ibuild-wt/NAME/include -D..." bash bench/build_sm90_ws.sh), then bash bench/run_sm90_ws.sh test.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/zyfa_out}
 mkdir -p "$OUT"
 base=${1:?usage: run_ab_sm90.sh BASE VARIANT...}
