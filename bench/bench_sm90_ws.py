@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_h200 import time_ms, time_ms_interleaved  # noqa: E402  (one timing method for every benchmark)
+from bench_h200 import time_ms_interleaved  # noqa: E402  (one timing method for every benchmark)
 
 COLUMNS = ["date", "device", "impl", "dtype", "head_dim_qk", "head_dim_v", "causal", "batch", "num_heads",
            "num_heads_k", "seqlen_q", "seqlen_k", "median_ms", "tflops"]
@@ -161,20 +161,18 @@ def main():
                 ref = None
                 if args.interleave:
                     timed, failed = time_ms_interleaved(impls, args.reps, hide_host=not args.host_timing)
-                    for name, msg in failed.items():
-                        print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({msg})", flush=True)
+                else:  # one after another (each as time_ms would time it)
+                    timed, failed = {}, {}
+                    for name, fn in impls.items():
+                        t, f = time_ms_interleaved({name: fn}, args.reps, hide_host=not args.host_timing)
+                        timed.update(t)
+                        failed.update(f)
+                for name, msg in failed.items():  # a backend without this shape
+                    print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported ({msg})", flush=True)
                 for name, fn in impls.items():
-                    if args.interleave:
-                        if name not in timed:
-                            continue
-                        ms = timed[name]
-                    else:
-                        try:
-                            ms = time_ms(fn, args.reps, hide_host=not args.host_timing)
-                        except Exception as e:  # noqa: BLE001  (a backend without this shape)
-                            print(f"  {name} d=({dqk},{dv}) s={s} causal={causal}: unsupported "
-                                  f"({str(e).splitlines()[0][:120]})", flush=True)
-                            continue
+                    if name not in timed:
+                        continue
+                    ms = timed[name]
                     if name.startswith("sdpa") and ref is None:
                         ref = fn().transpose(1, 2)
                     res[name] = flop / ms / 1e9
