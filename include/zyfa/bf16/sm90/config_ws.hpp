@@ -73,6 +73,15 @@ struct WsConfig {
   /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.00-1.05x hd64, two passes (bench/RESULTS.md,
   /// 2026-12-04, "O rescaled before P.V with FlashAttention-3's step").
   static constexpr bool kRescaleBeforePv = true;
+  /// Causal, key tiles last to first: a consumer warpgroup skips the first key tiles of its block that lie wholly
+  /// past its own last row (their turns of the ping-pong pass without wgmma; same bits, its P there is 0). Where
+  /// BlockM != BlockN that happens at equal seqlen_q and seqlen_k: hd256's 80-key tiles (warpgroup 0 skips one in 4
+  /// of 5 blocks) and hd64's 192-row blocks (warpgroup 0 one tile in each, warpgroup 1 in every other), about 3% and
+  /// 5.5% of the tensor-core work at 2K tokens. Same pass on an H100 (bench/RESULTS.md, 2026-12-06): hd64 causal
+  /// 1.03 / 1.02 / 1.02 / 1.01x at 2K / 4K / 8K / 16K, hd256 causal 1.01 / 1.01 / 1.01 / 1.00x, non-causal 0.99-1.00x.
+  /// With BlockM == BlockN it skips only where (seqlen_k - seqlen_q) mod 128 is 1-64, and hd128 measured 0.99-1.00x
+  /// at equal lengths, so it is off there.
+  static constexpr bool kSkipUnseenKeyTiles = kBlockM != BlockN;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (16-byte loads in flight per thread).

@@ -18,6 +18,8 @@
 //   [named barrier: my turn]  S = Q.K[n]^T issue;  O += P[n+1].V[n+1] issue  [named barrier: the next one's turn]
 //   wait S; release K stage; mask (only tiles crossing the causal diagonal or seqlen_k); online softmax of S
 //   (runs while P.V is on the tensor cores); wait P.V; release V stage; rescale O; P = bf16(S).
+// A warpgroup whose rows see none of the block's first key tiles (causal; WsConfig::kSkipUnseenKeyTiles) takes
+// their turns without wgmma and starts at the first tile it sees.
 // Masking, online softmax and the epilogue follow bf16/online_softmax.hpp and bf16/epilogue.hpp exactly (log2
 // domain with AttentionParams::scale_softmax_log2, empty rows out 0 / lse -inf, NaN rows NaN).
 // Keys past seqlen_k and query rows past seqlen_q are outside the tensor maps: TMA zero-fills them on load and
@@ -461,6 +463,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
     detail::WsSeq<Varlen> sq{a};
     if (!sq.load(b, m0)) continue;  // the producer skips it too
     const int n_tiles = ws_visible_key_tiles<BM, BN>(a, sq, m0);
+    // WsConfig::kSkipUnseenKeyTiles: causal, last key tile first, the block's first key tiles may lie wholly past
+    // this warpgroup's last row. It takes those turns of the ping-pong without wgmma (its P would be 0) and starts
+    // its softmax at the first tile it sees; it keeps at least one tile (rows that see no key then come out as
+    // before). nt: the key tiles it computes.
+    int n_skip = 0;
+    if (Cfg::kSkipUnseenKeyTiles && a.causal && !a.keys_ascending && n_tiles > 1) {
+      const int last_key = m0 + cw * 64 + 63 + sq.causal_offset();
+      const int n_wg = last_key < 0 ? 1 : last_key / BN + 1;
+      if (n_wg < n_tiles) n_skip = n_tiles - n_wg;
+    }
+    const int nt = n_tiles - n_skip;
 
     float o[kORegs];
 #pragma unroll
@@ -580,12 +593,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         if (lane == 0) mbarrier_arrive(bar);
       };
 
+      // The skipped tiles' turns: K of tile j and V of tile j - 1 go by as in a step, with no wgmma (consumer 0 still
+      // waits for them to land before it passes the turn: the others read them after their turn).
+#pragma unroll 1
+      for (int j = 0; j < n_skip; ++j) {
+        const int ks = warp_uniform(static_cast<int>(kc % kStages));
+        wait_full(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
+        ++kc;
+        int vs = -1;
+        if (j > 0) {
+          vs = warp_uniform(static_cast<int>(vc % kStages));
+          wait_full(bars + B::kVFull + 8 * vs, (vc / kStages) & 1);
+          ++vc;
+        }
+        named_barrier_sync(my_bar, 256);
+        named_barrier_arrive(other_bar, 256);
+        release(bars + B::kKEmpty + 8 * ks);
+        if (vs >= 0) release(bars + B::kVEmpty + 8 * vs);
+      }
       mbarrier_wait(bars + B::kQFull, kq & 1);
-      // Tile 0 (the last visible key tile): S only.
+      // Tile 0 (the last key tile this warpgroup sees): S only (and the last skipped tile's V goes by).
       {
         const int ks = warp_uniform(static_cast<int>(kc % kStages));
         wait_full(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
         ++kc;
+        int vs = -1;
+        if (n_skip > 0) {
+          vs = warp_uniform(static_cast<int>(vc % kStages));
+          wait_full(bars + B::kVFull + 8 * vs, (vc / kStages) & 1);
+          ++vc;
+        }
         named_barrier_sync(my_bar, 256);
         fence_operand(s);
         wgmma_fence();
@@ -595,9 +632,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_wait<0>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
-        if (Cfg::kQFreeAfterLastQk && n_tiles == 1) release(bars + B::kQEmpty);  // last read of Q
+        if (vs >= 0) release(bars + B::kVEmpty + 8 * vs);
+        if (Cfg::kQFreeAfterLastQk && nt == 1) release(bars + B::kQEmpty);  // last read of Q
       }
-      mask(a.keys_ascending ? 0 : n_tiles - 1);
+      mask(a.keys_ascending ? 0 : nt - 1);
       {
         float corr[2];
         softmax(corr);  // O is still 0: no rescale
@@ -613,7 +651,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
       // masked: the tile may need the mask (a constant at every call: the mask code is compiled where it is true).
       auto step = [&](const bool masked, int i, std::uint32_t(&pv_p)[kPRegs], std::uint32_t(&next_p)[kPRegs]) {
-        const int n = a.keys_ascending ? i : n_tiles - 1 - i;
+        const int n = a.keys_ascending ? i : nt - 1 - i;
         const int ks = warp_uniform(static_cast<int>(kc % kStages)), vs = warp_uniform(static_cast<int>(vc % kStages));
         const std::uint32_t kph = (kc / kStages) & 1, vph = (vc / kStages) & 1;
         ++kc;
@@ -639,7 +677,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         wgmma_wait<1>();
         fence_operand(s);
         release(bars + B::kKEmpty + 8 * ks);
-        if (Cfg::kQFreeAfterLastQk && i == n_tiles - 1) release(bars + B::kQEmpty);  // last read of Q
+        if (Cfg::kQFreeAfterLastQk && i == nt - 1) release(bars + B::kQEmpty);  // last read of Q
         if (masked) mask(n);
         float corr[2];
         const bool grew = softmax(corr);
@@ -688,25 +726,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       if constexpr (Cfg::kDoubleP) {  // unrolled by two so that the buffers swap at compile time
         int i = 1;
 #pragma unroll 1
-        for (; i + 1 < n_tiles; i += 2) {
+        for (; i + 1 < nt; i += 2) {
           step(true, i, p0, p1);
           step(true, i + 1, p1, p0);
         }
-        last_in_p1 = i < n_tiles;
+        last_in_p1 = i < nt;
         if (last_in_p1) step(true, i, p0, p1);
       } else if constexpr (Cfg::kFa3Step) {
         // The tiles that may need the mask first (tile n needs it from n_mask on: the first n_tiles - n_mask steps of
         // the last-to-first order; every step of the ascending order), then the others without the mask code.
-        int split = a.keys_ascending ? n_tiles : n_tiles - n_mask;
-        if (split > n_tiles) split = n_tiles;
+        int split = a.keys_ascending ? nt : nt - n_mask;
+        if (split > nt) split = nt;
         int i = 1;
 #pragma unroll 1
         for (; i < split; ++i) step(true, i, p0, p0);
 #pragma unroll 1
-        for (; i < n_tiles; ++i) step(false, i, p0, p0);
+        for (; i < nt; ++i) step(false, i, p0, p0);
       } else {
 #pragma unroll 1
-        for (int i = 1; i < n_tiles; ++i) step(true, i, p0, p0);
+        for (int i = 1; i < nt; ++i) step(true, i, p0, p0);
       }
       {  // P.V of the last tile
         const int vs = warp_uniform(static_cast<int>(vc % kStages));
