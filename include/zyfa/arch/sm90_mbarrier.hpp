@@ -58,6 +58,12 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
 __device__ __forceinline__ void named_barrier_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
+/// barrier.sync id, count (not .aligned): named_barrier_sync for warps that reach the barrier at different
+/// instructions (warp-specialized code: bar.sync is barrier.sync.aligned, which expects every participant at the same
+/// instruction; PTX ISA 9.0 §9.7.13.1, barrier.cta).
+__device__ __forceinline__ void named_barrier_sync_unaligned(int id, int count) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 /// bar.arrive id, count: arrives on named barrier `id` without waiting.
 __device__ __forceinline__ void named_barrier_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");

@@ -99,6 +99,10 @@ __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk
 __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
+/// cp.async.bulk.wait_group 0: waits until every committed bulk store of this thread has completed (its writes to
+/// global memory made, so that a later store of the same addresses lands after them; PTX ISA 8.x, "cp.async.bulk.
+/// wait_group").
+__device__ __forceinline__ void tma_store_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 }  // namespace zyfa::arch::sm90
 
