@@ -612,19 +612,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           if (lane == 0) mbarrier_arrive(bar);
         };
 
-        // The skipped tiles' turns: K of tile j and V of tile j - 1 go by as in a step, with no wgmma (consumer 0 still
-        // waits for them to land before it passes the turn: the others read them after their turn).
-#pragma unroll 1
-        for (int j = 0; j < n_skip; ++j) {
-          const int ks = warp_uniform(static_cast<int>(kc % kStages));
+        // The stages of a turn: K of its tile and, with_v, V of the tile before (only consumer 0 waits for them to
+        // land: the others read them after their turn).
+        auto turn_stages = [&](bool with_v, int& ks, int& vs) {
+          ks = warp_uniform(static_cast<int>(kc % kStages));
           wait_full(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
           ++kc;
-          int vs = -1;
-          if (j > 0) {
+          vs = -1;
+          if (with_v) {
             vs = warp_uniform(static_cast<int>(vc % kStages));
             wait_full(bars + B::kVFull + 8 * vs, (vc / kStages) & 1);
             ++vc;
           }
+        };
+        // The skipped tiles' turns: K of tile j and V of tile j - 1 go by as in a step, with no wgmma.
+#pragma unroll 1
+        for (int j = 0; j < n_skip; ++j) {
+          int ks, vs;
+          turn_stages(j > 0, ks, vs);
           named_barrier_sync(my_bar, 256);
           named_barrier_arrive(other_bar, 256);
           release(bars + B::kKEmpty + 8 * ks);
@@ -633,15 +638,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         mbarrier_wait(bars + B::kQFull, kq & 1);
         // Tile 0 (the last key tile this warpgroup sees): S only (and the last skipped tile's V goes by).
         {
-          const int ks = warp_uniform(static_cast<int>(kc % kStages));
-          wait_full(bars + B::kKFull + 8 * ks, (kc / kStages) & 1);
-          ++kc;
-          int vs = -1;
-          if (n_skip > 0) {
-            vs = warp_uniform(static_cast<int>(vc % kStages));
-            wait_full(bars + B::kVFull + 8 * vs, (vc / kStages) & 1);
-            ++vc;
-          }
+          int ks, vs;
+          turn_stages(n_skip > 0, ks, vs);
           named_barrier_sync(my_bar, 256);
           fence_operand(s);
           wgmma_fence();
