@@ -13,6 +13,11 @@ therefore the cycles one sample stands for, and a group's samples times that are
 (the time a warp spends there, issuing or stalled). With two consumer warpgroups in ping-pong every key tile of a
 warpgroup is one period of the schedule, so the total is comparable between kernels of the same tile shape.
 
+    python3 bench/loop_segments.py --work-tile SRC.csv [SRC2.csv ...]
+
+prints instead, per consumer warp and work tile, the cycles in the key-tile loops and outside them (the work tile's
+start, its first key tile, the last P.V and the epilogue) and the instructions executed outside them.
+
 Printed per kernel: instructions per tile, cycles per tile, and the cycles by group: the ping-pong turn (samples
 stalled on a named barrier), each wgmma wait (`WARPGROUP.DEPBAR`), mbarrier waits, wgmma issue, and the arithmetic
 by opcode (MUFU.EX2, FMNMX, FFMA, ...). With several files, the groups side by side."""
@@ -143,9 +148,52 @@ def analyse(path):
             "range": (body[0]["addr"], body[-1]["addr"], len(body))}
 
 
+def work_tile_split(path):
+    """Where a work tile's time goes: (key-loop cycles, cycles outside the key loops, warp instructions outside the
+    key loops), per consumer warp and work tile. Key loops: backward branches of at most 1,200 instructions whose
+    body holds both wgmma kinds (the masked and the unmasked loop; longer bodies are the persistent loop or cold
+    mbarrier retry blocks branching back). A work tile: one Q.K^T start (`RZ, !UPT`) outside them. The clock is
+    analyse's; instructions from the first `USETMAXREG.DEALLOC` (the producer's) to the next EXIT are left out."""
+    ins = load(path)
+    index = {x["addr"]: i for i, x in enumerate(ins)}
+    in_loop = [False] * len(ins)
+    for i, x in enumerate(ins):
+        m = re.search(r"BRA (?:\S+, )?0x([0-9a-f]+)", x["src"])
+        if not m or opcode(x["src"]) != "BRA":
+            continue
+        t = index.get(int(m.group(1), 16))
+        if t is None or t >= i or i - t > 1200:
+            continue
+        kinds = {wgmma_kind(y["src"]) for y in ins[t : i + 1]}
+        if {"qk", "pv"} <= kinds:
+            for k in range(t, i + 1):
+                in_loop[k] = True
+    producer, on = [False] * len(ins), False
+    for k, x in enumerate(ins):
+        op = opcode(x["src"])
+        on = on or (op.startswith("USETMAXREG") and "DEALLOC" in op)
+        producer[k] = on
+        on = on and op != "EXIT"
+    lo, hi = find_loop(ins)
+    body = ins[lo : hi + 1]
+    clock = sum(x["exec"] for x in body) / sum(x["selected"] for x in body)  # cycles per sample, as in analyse
+    starts = sum(x["exec"] for k, x in enumerate(ins)
+                 if not in_loop[k] and wgmma_kind(x["src"]) == "qk" and "RZ, !UPT" in x["src"])
+    inside = sum(x["samples"] for k, x in enumerate(ins) if in_loop[k])
+    outside = [x for k, x in enumerate(ins) if not in_loop[k] and not producer[k]]
+    return (inside * clock / starts, sum(x["samples"] for x in outside) * clock / starts,
+            sum(x["exec"] for x in outside) / starts)
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
+    if sys.argv[1] == "--work-tile":
+        for p in sys.argv[2:]:
+            loop, out, n = work_tile_split(p)
+            print(f"{p.rsplit('/', 1)[-1]}: per consumer warp and work tile {loop:.0f} cycles in the key loops, "
+                  f"{out:.0f} outside them ({n:.0f} warp instructions outside)")
+        return
     res = [analyse(p) for p in sys.argv[1:]]
     names = [r["path"].rsplit("/", 1)[-1] for r in res]
     for n, r in zip(names, res):
