@@ -64,6 +64,8 @@ struct Case {
   /// Keys whose K and V are poisoned with Inf/NaN (V: +Inf, NaN, -Inf in turn in two head-dim columns; K: NaN in
   /// one column for every other key): rows that do not see them must be unaffected.
   std::vector<int> poison_keys;
+  /// >= 0: poison_keys only in this K/V head (every batch); -1: in every head.
+  int poison_head_k = -1;
   /// > 0: K and V are views of seqlen_k rows into buffers of seqlen_k + poison_tail rows per batch; the extra rows
   /// (keys past seqlen_k, inside the last key tile) are NaN and must never be read into a result.
   int poison_tail = 0;
@@ -191,7 +193,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const std::uint16_t vpoison[3] = {kPosInf, kNaN, kNegInf};
     for (int bb = 0; bb < b; ++bb)
       for (int hh = 0; hh < hk; ++hh) {
-        for (size_t pi = 0; pi < c.poison_keys.size(); ++pi) {
+        for (size_t pi = 0; pi < c.poison_keys.size() && (c.poison_head_k < 0 || hh == c.poison_head_k); ++pi) {
           const std::int64_t j = c.poison_keys[pi];
           std::uint16_t* vr = &host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs];
           vr[pi % dv] = vpoison[pi % 3];
@@ -568,6 +570,25 @@ TEST_CASE("small: Inf/NaN in K and V at keys a row must not see never reach it (
     run_case(c);
     c.causal = false;  // non-causal: only the keys past seqlen_k are unseen
     c.poison_keys = {};
+    run_case(c);
+  }
+}
+
+TEST_CASE("Inf/NaN at keys of one head among many: only the CTAs that meet them compute their tiles again") {
+  // The sm_90a kernel's first pass does not scan V; a CTA whose output comes out non-finite computes all of its
+  // work tiles again, with the scan, and stores them over the first pass's. With one poisoned K/V head among eight,
+  // batch 2 and 1,024 tokens, most CTAs never take the second pass and the others redo tiles of clean heads too:
+  // every element of every head is checked against the reference (run_case).
+  for (auto& hd : kHeadDims) {
+    Case c;
+    c.batch = 2;
+    c.heads = c.heads_k = 8;
+    c.seqlen_q = c.seqlen_k = 1024;
+    c.dqk = hd[0];
+    c.dv = hd[1];
+    c.causal = true;
+    c.poison_keys = {300, 517, 1000};
+    c.poison_head_k = 5;
     run_case(c);
   }
 }
