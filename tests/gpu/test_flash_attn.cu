@@ -193,7 +193,8 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const std::uint16_t vpoison[3] = {kPosInf, kNaN, kNegInf};
     for (int bb = 0; bb < b; ++bb)
       for (int hh = 0; hh < hk; ++hh) {
-        for (size_t pi = 0; pi < c.poison_keys.size() && (c.poison_head_k < 0 || hh == c.poison_head_k); ++pi) {
+        const bool poisoned_head = c.poison_head_k < 0 || hh == c.poison_head_k;
+        for (size_t pi = 0; poisoned_head && pi < c.poison_keys.size(); ++pi) {
           const std::int64_t j = c.poison_keys[pi];
           std::uint16_t* vr = &host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs];
           vr[pi % dv] = vpoison[pi % 3];
