@@ -204,3 +204,48 @@ TEST_CASE("sm90 work order: hd128 causal at 16K tokens (128-row tiles, 132 SMs, 
     CHECK(static_cast<double>(mx) / mean < 1.015);  // the pairs order: 8 / 7.76 = 1.031
   }
 }
+
+TEST_CASE("FastDivmod: floor(n / d) and n mod d by multiply and shift, for divisors 1 .. 2^31 - 1") {
+  using zyfa::arch::FastDivmod;
+  std::vector<std::uint32_t> divisors;
+  for (std::uint32_t d = 1; d <= 300; ++d) divisors.push_back(d);
+  for (int p = 2; p <= 31; ++p)
+    for (std::int64_t delta : {-1, 0, 1}) {
+      const std::int64_t d = (std::int64_t{1} << p) + delta;
+      if (d >= 1 && d < (std::int64_t{1} << 31)) divisors.push_back(static_cast<std::uint32_t>(d));
+    }
+  divisors.push_back(132);  // the H100's SM count
+  divisors.push_back(0x7FFFFFFFu);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&]() {  // splitmix64
+    state += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (const std::uint32_t d : divisors) {
+    const FastDivmod f = FastDivmod::make(d);
+    std::vector<std::uint32_t> ns = {0, 1, d - 1, d, d + 1, 0x7FFFFFFFu, 0x7FFFFFFEu};
+    for (std::uint32_t j = 0; j < 8; ++j) {  // around multiples of d near the top of the range
+      const std::uint32_t q = 0x7FFFFFFFu / d - j;
+      for (std::int64_t off : {-1, 0, 1}) {
+        const std::int64_t n = std::int64_t{q} * d + off;
+        if (n >= 0 && n < (std::int64_t{1} << 31)) ns.push_back(static_cast<std::uint32_t>(n));
+      }
+    }
+    for (int j = 0; j < 2000; ++j) ns.push_back(static_cast<std::uint32_t>(next() >> 33));
+    for (const std::uint32_t n : ns) {
+      if (n >= 0x80000000u) continue;
+      const std::uint32_t q = f.div(n);
+      if (q != n / d || f.mod(n, q) != n % d) {
+        CAPTURE(d);
+        CAPTURE(n);
+        CAPTURE(q);
+        FAIL("FastDivmod differs from integer division");
+      }
+    }
+  }
+  // A divisor of 0 (never divided by) acts as 1.
+  CHECK(FastDivmod::make(0).div(12345) == 12345);
+}

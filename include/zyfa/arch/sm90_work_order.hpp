@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "../platform/platform.hpp"
+#include "fast_divmod.hpp"
 
 namespace zyfa::arch::sm90 {
 
@@ -120,6 +121,27 @@ inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads,
   return {static_cast<int>(pairs), 2 * grid * ((pairs + grid - 1) / grid), tail};
 }
 
+/// The divisions of a pairs order's every step (causal_pair_tile), set up on the host (causal_pair_divisors) so that
+/// the device multiplies and shifts (arch/fast_divmod.hpp): the loop step t by the grid, a pair index by the full
+/// pairs per (batch, head) run (run_lo, run_hi: per_head - PairTail::a and one fewer in the last PairTail::b
+/// (batch, head)s), a (batch, head) index by num_heads; and the full rounds, num_pairs / grid.
+struct PairDivisors {
+  FastDivmod grid, run_lo, run_hi, heads;
+  std::uint32_t full_rounds = 0;
+};
+
+inline PairDivisors causal_pair_divisors(unsigned grid, int num_pairs, const PairTail& tail, int num_m_blocks,
+                                         int num_heads) {
+  PairDivisors d;
+  const int run_lo = num_m_blocks / 2 - tail.a;
+  d.grid = FastDivmod::make(grid);
+  d.run_lo = FastDivmod::make(static_cast<std::uint32_t>(run_lo));
+  d.run_hi = FastDivmod::make(static_cast<std::uint32_t>(run_lo - (tail.b > 0 ? 1 : 0)));
+  d.heads = FastDivmod::make(static_cast<std::uint32_t>(num_heads));
+  d.full_rounds = static_cast<std::uint32_t>(num_pairs) / grid;
+  return d;
+}
+
 /// Step k (0, 1, ...) of CTA `cta` of `grid` in the pairs order (`tail`: causal_pair_tail of the same call): pair
 /// q = cta + (k / 2) * grid (skip from num_pairs on, num_pairs = causal_pair_count < 2^30). Pairs are numbered (batch,
 /// head) by (batch, head); a full pair of a (batch, head) is m block num_m_blocks - 1 - i at even k (the heavy one
@@ -128,10 +150,15 @@ inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads,
 /// their (batch, head)s' runs; at step 2F (F = full rounds) CTA c < 2R takes one half (c % 2) of tail pair c / 2.
 /// With a dealt tail, step 2 (F - D) + s of CTA c takes the single m block of rank s * grid + c (s even) or s * grid +
 /// grid - 1 - c (s odd) of the tail's blocks sorted by m block descending (skip past the last).
+/// `div`: causal_pair_divisors of the same call.
 ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsigned grid, int num_pairs,
-                                                  const PairTail& tail, int num_m_blocks, int num_heads,
+                                                  const PairTail& tail, const PairDivisors& div, int num_m_blocks,
                                                   int batch_heads, WorkTile* tile) {
-  const unsigned full_rounds = static_cast<unsigned>(num_pairs) / grid;
+  const unsigned full_rounds = div.full_rounds;
+  auto set_tile = [&](int m_block, int bh) {
+    const std::uint32_t b = div.heads.div(static_cast<std::uint32_t>(bh));
+    *tile = {m_block, static_cast<int>(b), static_cast<int>(div.heads.mod(static_cast<std::uint32_t>(bh), b))};
+  };
   const int per_head = num_m_blocks / 2;
   int bh, m;
   if (tail.dealt > 0 && (k >> 1) + static_cast<unsigned>(tail.dealt) >= full_rounds) {
@@ -159,7 +186,7 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
       m = static_cast<int>(i0) - 1 - static_cast<int>(r / nh);
       bh = bh0 + 1 + static_cast<int>(r % nh);
     }
-    *tile = {m, bh / num_heads, bh % num_heads};
+    set_tile(m, bh);
     return WorkStep::tile;
   }
   if (tail.rem > 0 && (k >> 1) >= full_rounds) {  // the split tail: one single m block per CTA
@@ -167,14 +194,14 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
     const int j = static_cast<int>(cta >> 1);
     if (j == tail.rem - tail.lone) {  // the single last middle m block
       if (cta & 1) return WorkStep::skip;
-      *tile = {num_m_blocks / 2, (batch_heads - 1) / num_heads, (batch_heads - 1) % num_heads};
+      set_tile(num_m_blocks / 2, batch_heads - 1);
       return WorkStep::tile;
     }
     const int t = j / batch_heads, u = j % batch_heads;
     bh = t < tail.a ? u : batch_heads - tail.b + u;
     const int i = per_head - 1 - t;
     m = (cta & 1) ? i : num_m_blocks - 1 - i;
-    *tile = {m, bh / num_heads, bh % num_heads};
+    set_tile(m, bh);
     return WorkStep::tile;
   }
   const unsigned q = cta + (k >> 1) * grid;
@@ -186,11 +213,13 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
   if (q < full) {
     int i;
     if (q < full_lo) {
-      bh = static_cast<int>(q / run_lo);
-      i = static_cast<int>(q % run_lo);
+      const std::uint32_t d = div.run_lo.div(q);
+      bh = static_cast<int>(d);
+      i = static_cast<int>(div.run_lo.mod(q, d));
     } else {
-      bh = static_cast<int>(n_lo + (q - full_lo) / run_hi);
-      i = static_cast<int>((q - full_lo) % run_hi);
+      const std::uint32_t d = div.run_hi.div(q - full_lo);
+      bh = static_cast<int>(n_lo + d);
+      i = static_cast<int>(div.run_hi.mod(q - full_lo, d));
     }
     m = (k & 1) ? i : num_m_blocks - 1 - i;
   } else {  // middle pairs (with a split tail, the single last middle block is in the tail: bh stays in range)
@@ -198,20 +227,29 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
     if (bh >= batch_heads) return WorkStep::skip;
     m = num_m_blocks / 2;
   }
-  *tile = {m, bh / num_heads, bh % num_heads};
+  set_tile(m, bh);
   return WorkStep::tile;
 }
 
+/// causal_pair_tile with its divisors set up here (host code: tests and models).
+inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsigned grid, int num_pairs, const PairTail& tail,
+                                 int num_m_blocks, int num_heads, int batch_heads, WorkTile* tile) {
+  const PairDivisors div = causal_pair_divisors(grid, num_pairs, tail, num_m_blocks, num_heads);
+  return causal_pair_tile(k, cta, grid, num_pairs, tail, div, num_m_blocks, batch_heads, tile);
+}
+
 #if ZYFA_PLATFORM_CUDA
-/// Loop step t (= blockIdx.x + k * gridDim.x) of the pairs order: causal_pair_tile of this CTA's step k.
+/// Loop step t (= blockIdx.x + k * gridDim.x) of the pairs order: causal_pair_tile of this CTA's step k
+/// (div.grid: the grid, gridDim.x).
 __device__ __forceinline__ WorkStep causal_pair_step(std::int64_t t, int num_pairs, const PairTail& tail,
-                                                     int num_m_blocks, int num_heads, int batch_heads, WorkTile* tile) {
+                                                     const PairDivisors& div, int num_m_blocks, int batch_heads,
+                                                     WorkTile* tile) {
   // %ctaid.x read here (volatile: not hoisted to the kernel's start), where the 32-register producer of the 3-warpgroup
   // kernel otherwise keeps blockIdx.x live across its loop and spills it.
   unsigned cta;
   asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));
-  return causal_pair_tile(static_cast<unsigned>(t) / gridDim.x, cta, gridDim.x, num_pairs, tail, num_m_blocks,
-                          num_heads, batch_heads, tile);
+  return causal_pair_tile(div.grid.div(static_cast<std::uint32_t>(t)), cta, div.grid.d, num_pairs, tail, div,
+                          num_m_blocks, batch_heads, tile);
 }
 #endif
 

@@ -84,7 +84,11 @@ struct WsArgs {
   /// 0 = the single-tile order of tile_coord.
   int num_pairs;
   arch::sm90::PairTail pair_tail;  ///< the pairs order's split tail (causal_pair_tail)
-  std::int64_t num_steps;          ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
+  /// The divisions of both work orders: the pairs order's (causal_pair_divisors; its `heads` also serves
+  /// tile_coord) and tile_coord's by num_m_blocks.
+  arch::sm90::PairDivisors pair_div;
+  arch::FastDivmod m_blocks_div;
+  std::int64_t num_steps;  ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   /// Varlen only (else nullptr / 0): int32 [batch + 1] device offsets into the packed rows (sequence b: query rows
   /// [cu_seqlens_q[b], cu_seqlens_q[b+1]), keys [cu_seqlens_k[b], cu_seqlens_k[b+1])), and the packed row counts.
   /// batch is then the number of sequences and seqlen_q the longest query sequence (num_m_blocks from it).
@@ -158,11 +162,16 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
     const std::int64_t r = t - sec * sec_tiles;
     m_block = a.num_m_blocks - 1 - static_cast<int>(r / len);
     bh = first_bh + static_cast<int>(r % len);
+  } else if (t < (std::int64_t{1} << 31)) {  // multiply and shift (arch/fast_divmod.hpp)
+    const std::uint32_t d = a.m_blocks_div.div(static_cast<std::uint32_t>(t));
+    bh = static_cast<int>(d);
+    m_block = static_cast<int>(a.m_blocks_div.mod(static_cast<std::uint32_t>(t), d));
   } else {
     bh = static_cast<int>(t / a.num_m_blocks);
     m_block = static_cast<int>(t % a.num_m_blocks);
   }
-  return {m_block, bh / a.num_heads, bh % a.num_heads};
+  const std::uint32_t b = a.pair_div.heads.div(static_cast<std::uint32_t>(bh));
+  return {m_block, static_cast<int>(b), static_cast<int>(a.pair_div.heads.mod(static_cast<std::uint32_t>(bh), b))};
 }
 
 /// The work tile of loop step t (t = blockIdx.x, + gridDim.x, ... below WsArgs::num_steps): tile t in tile_coord's
@@ -170,7 +179,7 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
 template <bool Snake>
 __device__ __forceinline__ WorkStep tile_at(const WsArgs& a, std::int64_t t, TileCoord* tc) {
   if (a.num_pairs > 0)
-    return causal_pair_step(t, a.num_pairs, a.pair_tail, a.num_m_blocks, a.num_heads, a.batch * a.num_heads, tc);
+    return causal_pair_step(t, a.num_pairs, a.pair_tail, a.pair_div, a.num_m_blocks, a.batch * a.num_heads, tc);
   *tc = tile_coord<Snake>(a, t);
   return WorkStep::tile;
 }

@@ -190,6 +190,9 @@ Status launch_ws(const AttentionParams& p, rt::stream_t stream, bool* launched, 
     a.pair_tail = wo.tail;
     a.num_steps = wo.num_steps;
   }
+  a.pair_div = arch::sm90::causal_pair_divisors(static_cast<unsigned>(sm_count), a.num_pairs, a.pair_tail,
+                                                a.num_m_blocks, a.num_heads);
+  a.m_blocks_div = arch::FastDivmod::make(static_cast<std::uint32_t>(a.num_m_blocks));
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.cu_seqlens_k = p.cu_seqlens_k;
   a.total_q = static_cast<int>(p.total_q);

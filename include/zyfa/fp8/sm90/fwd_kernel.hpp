@@ -66,8 +66,9 @@ struct Fp8Args {
   std::int64_t num_blocks;  ///< work tiles: num_m_blocks * batch * num_heads
   /// Causal: > 0 = the balanced pairs of m blocks (arch/sm90_work_order.hpp), this many; 0 = tile_coord's order.
   int num_pairs;
-  arch::sm90::PairTail pair_tail;  ///< the pairs order's split tail (causal_pair_tail)
-  std::int64_t num_steps;          ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
+  arch::sm90::PairTail pair_tail;     ///< the pairs order's split tail (causal_pair_tail)
+  arch::sm90::PairDivisors pair_div;  ///< its divisions (causal_pair_divisors)
+  std::int64_t num_steps;             ///< the CTAs' loop bound (arch/sm90_work_order.hpp, causal_work_order)
   int batch, seqlen_q, seqlen_k, num_heads, group_size;
   int num_m_blocks;   ///< ceil(seqlen_q / 128)
   int causal;         ///< 0 or 1
@@ -141,7 +142,7 @@ __device__ __forceinline__ TileCoord tile_coord(const Fp8Args& a, std::int64_t t
 /// The work tile of this CTA's loop step j: tile blockIdx.x + j * gridDim.x of tile_coord, or the pairs order.
 __device__ __forceinline__ arch::sm90::WorkStep tile_at(const Fp8Args& a, std::int64_t t, TileCoord* tc) {
   if (a.num_pairs > 0)
-    return arch::sm90::causal_pair_step(t, a.num_pairs, a.pair_tail, a.num_m_blocks, a.num_heads, a.batch * a.num_heads,
+    return arch::sm90::causal_pair_step(t, a.num_pairs, a.pair_tail, a.pair_div, a.num_m_blocks, a.batch * a.num_heads,
                                         tc);
   *tc = tile_coord(a, t);
   return arch::sm90::WorkStep::tile;

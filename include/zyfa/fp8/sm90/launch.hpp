@@ -101,6 +101,9 @@ Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs =
                                     static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), blocks, sm_count);
   a.num_pairs = wo.num_pairs;
   a.pair_tail = wo.tail;
+  a.pair_div = arch::sm90::causal_pair_divisors(static_cast<unsigned>(sm_count), wo.num_pairs, wo.tail,
+                                                static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM),
+                                                static_cast<int>(p.num_heads));
   a.num_steps = wo.num_steps;
   a.batch = static_cast<int>(p.batch);
   a.seqlen_q = static_cast<int>(p.seqlen_q);
