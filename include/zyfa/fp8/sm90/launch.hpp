@@ -96,13 +96,12 @@ Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs =
   a.o_head_stride = p.out_head_stride;
   a.num_blocks = blocks;
   // Causal: balanced pairs of m blocks (arch/sm90_work_order.hpp) when every CTA gets one.
+  const int num_m_blocks = static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
   const arch::sm90::WorkOrderArgs wo =
-      arch::sm90::causal_work_order(causal_pairs && p.causal, p.batch * p.num_heads,
-                                    static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), blocks, sm_count);
+      arch::sm90::causal_work_order(causal_pairs && p.causal, p.batch * p.num_heads, num_m_blocks, blocks, sm_count);
   a.num_pairs = wo.num_pairs;
   a.pair_tail = wo.tail;
-  a.pair_div = arch::sm90::causal_pair_divisors(static_cast<unsigned>(sm_count), wo.num_pairs, wo.tail,
-                                                static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM),
+  a.pair_div = arch::sm90::causal_pair_divisors(static_cast<unsigned>(sm_count), wo.num_pairs, wo.tail, num_m_blocks,
                                                 static_cast<int>(p.num_heads));
   a.num_steps = wo.num_steps;
   a.batch = static_cast<int>(p.batch);
@@ -110,7 +109,7 @@ Status launch(const AttentionParams& p, rt::stream_t stream, bool causal_pairs =
   a.seqlen_k = static_cast<int>(p.seqlen_k);
   a.num_heads = static_cast<int>(p.num_heads);
   a.group_size = static_cast<int>(p.group_size());
-  a.num_m_blocks = static_cast<int>((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+  a.num_m_blocks = num_m_blocks;
   a.causal = p.causal ? 1 : 0;
   a.causal_offset = static_cast<int>(p.causal_offset());
   a.scale_log2 = p.scale_softmax_log2;
