@@ -237,11 +237,12 @@ TEST_CASE("FastDivmod: floor(n / d) and n mod d by multiply and shift, for divis
     for (int j = 0; j < 2000; ++j) ns.push_back(static_cast<std::uint32_t>(next() >> 33));
     for (const std::uint32_t n : ns) {
       if (n >= 0x80000000u) continue;
-      const std::uint32_t q = f.div(n);
-      if (q != n / d || f.mod(n, q) != n % d) {
+      const FastDivmod::QuotRem qr = f.divmod(n);
+      if (f.div(n) != n / d || qr.quot != n / d || qr.rem != n % d) {
         CAPTURE(d);
         CAPTURE(n);
-        CAPTURE(q);
+        CAPTURE(qr.quot);
+        CAPTURE(qr.rem);
         FAIL("FastDivmod differs from integer division");
       }
     }

@@ -34,8 +34,14 @@ struct FastDivmod {
   ZYFA_HOST_DEVICE std::uint32_t div(std::uint32_t n) const {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * m) >> shift);
   }
-  /// n mod d, given q = div(n).
-  ZYFA_HOST_DEVICE std::uint32_t mod(std::uint32_t n, std::uint32_t q) const { return n - q * d; }
+  /// floor(n / d) and n mod d, n < 2^31.
+  struct QuotRem {
+    std::uint32_t quot, rem;
+  };
+  ZYFA_HOST_DEVICE QuotRem divmod(std::uint32_t n) const {
+    const std::uint32_t q = div(n);
+    return {q, n - q * d};
+  }
 };
 
 }  // namespace zyfa::arch

@@ -123,20 +123,30 @@ inline WorkOrderArgs causal_work_order(bool use_pairs, std::int64_t batch_heads,
 
 /// The divisions of a pairs order's every step (causal_pair_tile), set up on the host (causal_pair_divisors) so that
 /// the device multiplies and shifts (arch/fast_divmod.hpp): the loop step t by the grid, a pair index by the full
-/// pairs per (batch, head) run (run_lo, run_hi: per_head - PairTail::a and one fewer in the last PairTail::b
-/// (batch, head)s), a (batch, head) index by num_heads; and the full rounds, num_pairs / grid.
+/// pairs per (batch, head) run (run_lo, run_hi: pair_runs' lo and hi), a (batch, head) index by num_heads; and the
+/// full rounds, num_pairs / grid.
 struct PairDivisors {
   FastDivmod grid, run_lo, run_hi, heads;
   std::uint32_t full_rounds = 0;
 };
 
+/// The full pairs left in each (batch, head)'s run of the pairs order: lo in the first batch_heads - PairTail::b
+/// (batch, head)s (num_m_blocks / 2 - PairTail::a), hi in the last PairTail::b (one fewer).
+struct PairRuns {
+  unsigned lo, hi;
+};
+ZYFA_HOST_DEVICE inline PairRuns pair_runs(int num_m_blocks, const PairTail& tail) {
+  const unsigned lo = static_cast<unsigned>(num_m_blocks / 2 - tail.a);
+  return {lo, lo - (tail.b > 0 ? 1u : 0u)};
+}
+
 inline PairDivisors causal_pair_divisors(unsigned grid, int num_pairs, const PairTail& tail, int num_m_blocks,
                                          int num_heads) {
   PairDivisors d;
-  const int run_lo = num_m_blocks / 2 - tail.a;
+  const PairRuns runs = pair_runs(num_m_blocks, tail);
   d.grid = FastDivmod::make(grid);
-  d.run_lo = FastDivmod::make(static_cast<std::uint32_t>(run_lo));
-  d.run_hi = FastDivmod::make(static_cast<std::uint32_t>(run_lo - (tail.b > 0 ? 1 : 0)));
+  d.run_lo = FastDivmod::make(runs.lo);
+  d.run_hi = FastDivmod::make(runs.hi);
   d.heads = FastDivmod::make(static_cast<std::uint32_t>(num_heads));
   d.full_rounds = static_cast<std::uint32_t>(num_pairs) / grid;
   return d;
@@ -156,8 +166,8 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
                                                   int batch_heads, WorkTile* tile) {
   const unsigned full_rounds = div.full_rounds;
   auto set_tile = [&](int m_block, int bh) {
-    const std::uint32_t b = div.heads.div(static_cast<std::uint32_t>(bh));
-    *tile = {m_block, static_cast<int>(b), static_cast<int>(div.heads.mod(static_cast<std::uint32_t>(bh), b))};
+    const FastDivmod::QuotRem b_h = div.heads.divmod(static_cast<std::uint32_t>(bh));
+    *tile = {m_block, static_cast<int>(b_h.quot), static_cast<int>(b_h.rem)};
   };
   const int per_head = num_m_blocks / 2;
   int bh, m;
@@ -206,20 +216,20 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
   }
   const unsigned q = cta + (k >> 1) * grid;
   if (q >= static_cast<unsigned>(num_pairs)) return WorkStep::skip;
-  // Full pairs left in each (batch, head)'s run: per_head - a in the first batch_heads - b, one fewer in the others.
-  const unsigned run_lo = static_cast<unsigned>(per_head - tail.a), run_hi = run_lo - (tail.b > 0 ? 1u : 0u);
+  // The (batch, head)s' runs of full pairs (pair_runs); the divisors of the same values are div.run_lo / run_hi.
+  const PairRuns runs = pair_runs(num_m_blocks, tail);
   const unsigned n_lo = static_cast<unsigned>(batch_heads - tail.b);
-  const unsigned full_lo = n_lo * run_lo, full = full_lo + static_cast<unsigned>(tail.b) * run_hi;
+  const unsigned full_lo = n_lo * runs.lo, full = full_lo + static_cast<unsigned>(tail.b) * runs.hi;
   if (q < full) {
     int i;
     if (q < full_lo) {
-      const std::uint32_t d = div.run_lo.div(q);
-      bh = static_cast<int>(d);
-      i = static_cast<int>(div.run_lo.mod(q, d));
+      const FastDivmod::QuotRem r = div.run_lo.divmod(q);
+      bh = static_cast<int>(r.quot);
+      i = static_cast<int>(r.rem);
     } else {
-      const std::uint32_t d = div.run_hi.div(q - full_lo);
-      bh = static_cast<int>(n_lo + d);
-      i = static_cast<int>(div.run_hi.mod(q - full_lo, d));
+      const FastDivmod::QuotRem r = div.run_hi.divmod(q - full_lo);
+      bh = static_cast<int>(n_lo + r.quot);
+      i = static_cast<int>(r.rem);
     }
     m = (k & 1) ? i : num_m_blocks - 1 - i;
   } else {  // middle pairs (with a split tail, the single last middle block is in the tail: bh stays in range)

@@ -163,15 +163,15 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
     m_block = a.num_m_blocks - 1 - static_cast<int>(r / len);
     bh = first_bh + static_cast<int>(r % len);
   } else if (t < (std::int64_t{1} << 31)) {  // multiply and shift (arch/fast_divmod.hpp)
-    const std::uint32_t d = a.m_blocks_div.div(static_cast<std::uint32_t>(t));
-    bh = static_cast<int>(d);
-    m_block = static_cast<int>(a.m_blocks_div.mod(static_cast<std::uint32_t>(t), d));
+    const arch::FastDivmod::QuotRem r = a.m_blocks_div.divmod(static_cast<std::uint32_t>(t));
+    bh = static_cast<int>(r.quot);
+    m_block = static_cast<int>(r.rem);
   } else {
     bh = static_cast<int>(t / a.num_m_blocks);
     m_block = static_cast<int>(t % a.num_m_blocks);
   }
-  const std::uint32_t b = a.pair_div.heads.div(static_cast<std::uint32_t>(bh));
-  return {m_block, static_cast<int>(b), static_cast<int>(a.pair_div.heads.mod(static_cast<std::uint32_t>(bh), b))};
+  const arch::FastDivmod::QuotRem b_h = a.pair_div.heads.divmod(static_cast<std::uint32_t>(bh));
+  return {m_block, static_cast<int>(b_h.quot), static_cast<int>(b_h.rem)};
 }
 
 /// The work tile of loop step t (t = blockIdx.x, + gridDim.x, ... below WsArgs::num_steps): tile t in tile_coord's
