@@ -34,10 +34,12 @@ struct FastDivmod {
   ZYFA_HOST_DEVICE std::uint32_t div(std::uint32_t n) const {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * m) >> shift);
   }
-  /// floor(n / d) and n mod d, n < 2^31.
+  /// A quotient and its remainder: quot = floor(n / d), rem = n - quot * d (in [0, d)).
   struct QuotRem {
     std::uint32_t quot, rem;
   };
+  /// floor(n / d) and n mod d in one call (one multiply-high and shift, one multiply-subtract). n must be below 2^31
+  /// (the bound of the proof above); larger n gives wrong values, not an error.
   ZYFA_HOST_DEVICE QuotRem divmod(std::uint32_t n) const {
     const std::uint32_t q = div(n);
     return {q, n - q * d};
