@@ -83,6 +83,31 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
       : "memory");
 }
 
+/// An L2 cache policy from createpolicy.fractional with fraction 1.0 (PTX ISA 9.0 §9.7.9.17, createpolicy), for the
+/// .L2::cache_hint of tma_load_4d: evict_last for data that other CTAs read again soon (K and V tiles, read by every
+/// m block of a head), evict_first for data read once (Q tiles). FlashAttention-3 loads K/V and Q with these policies.
+__device__ __forceinline__ std::uint64_t l2_policy_evict_last() {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+/// As l2_policy_evict_last, with evict_first.
+__device__ __forceinline__ std::uint64_t l2_policy_evict_first() {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+/// tma_load_4d with an L2 cache policy (l2_policy_evict_last / l2_policy_evict_first): the hint changes which lines
+/// L2 keeps, never the data.
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0,
+                                            int c1, int c2, int c3, std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, "
+      "%4, %5, %6}], [%2], %7;\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "l"(policy)
+      : "memory");
+}
+
 /// cp.async.bulk.tensor.4d store of the box at (c0..c3) from shared memory `src` (.shared address); elements
 /// outside the tensor are not written. Issued by one thread after the writers' fence_proxy_async_shared() and a
 /// barrier; then tma_store_commit() and tma_store_wait_read() before `src` is reused or the CTA exits.

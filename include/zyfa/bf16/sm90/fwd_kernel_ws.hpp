@@ -303,6 +303,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
       tma_prefetch(&a.tm_v);
       tma_prefetch(&a.tm_o);
     }
+    // L2 policies of the loads: every m block of a head reads its K/V tiles, a Q tile is read once.
+    const std::uint64_t pol_kv = l2_policy_evict_last(), pol_q = l2_policy_evict_first();
     int kq = 0;                               // keyed tiles (tiles with visible keys) loaded so far
     std::uint32_t kc = 0, vc = 0, fixes = 0;  // K / V tiles loaded, diagonal V tiles fixed (all tiles)
     std::uint32_t qfixes = 0;                 // varlen: Q tiles with rows zeroed
@@ -333,7 +335,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             mbarrier_arrive_expect_tx(qbar, Cfg::kQBytes);
 #pragma unroll
             for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
-              tma_load_4d(sQ + bx * kMBox, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc);
+              tma_load_4d(sQ + bx * kMBox, &a.tm_q, qbar, 64 * bx, sq.q0() + m0, h, bc, pol_q);
           }
           if constexpr (Varlen) {
             if (q_fix) {
@@ -364,7 +366,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 #pragma unroll
               for (int bx = 0; bx < Cfg::kQBoxes; ++bx)
                 tma_load_4d(sK + s * Cfg::kKBytes + bx * BN * 128, &a.tm_k, bars + B::kKFull + 8 * s, 64 * bx,
-                            sq.k0() + n * BN, hk, bc);
+                            sq.k0() + n * BN, hk, bc, pol_kv);
             }
           }
           if (i > 0) {  // V of tile i - 1 (P.V runs one tile behind S)
@@ -385,8 +387,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
                 mbarrier_arrive_expect_tx(bars + B::kVFull + 8 * s, Cfg::kVBytes);
 #pragma unroll
                 for (int bx = 0; bx < Cfg::kVBoxes; ++bx)
-                  tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFull + 8 * s, 64 * bx, sq.k0() + n * BN, hk,
-                              bc);
+                  tma_load_4d(dst + bx * BN * 128, &a.tm_v, bars + B::kVFull + 8 * s, 64 * bx, sq.k0() + n * BN, hk, bc,
+                              pol_kv);
               }
             } else {
               // A tile crossing the diagonal: land it on the private barrier, replace Inf/NaN by 0, then publish.
