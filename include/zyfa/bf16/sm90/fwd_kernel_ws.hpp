@@ -393,7 +393,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             } else {
               // A tile crossing the diagonal: land it on the private barrier, replace Inf/NaN by 0, then publish.
               // Varlen: the keys past the sequence (a tail tile) are zeroed first, as TMA's zero fill does for a
-              // fixed-length call (a row never sees them: they need no add-back).
+              // fixed-length call (a row never sees them: they need no add-back). These loads (careful pass, varlen
+              // tails only) keep L2's default policy.
               if (ptid == 0) {
                 mbarrier_arrive_expect_tx(bars + B::kVFix, Cfg::kVBytes);
 #pragma unroll
