@@ -30,6 +30,12 @@ struct WorkTile {
   int m_block, b, h;
 };
 
+/// The work tile of m block m_block of (batch, head) index bh = batch * num_heads + head (heads: num_heads).
+ZYFA_HOST_DEVICE inline WorkTile work_tile(int m_block, int bh, const FastDivmod& heads) {
+  const FastDivmod::QuotRem b_h = heads.divmod(static_cast<std::uint32_t>(bh));
+  return {m_block, static_cast<int>(b_h.quot), static_cast<int>(b_h.rem)};
+}
+
 /// What a CTA's loop step holds: a tile, or none (past the last pair, or the missing second block of the last middle
 /// pair when the number of (batch, head)s is odd).
 enum class WorkStep { tile, skip };
@@ -165,10 +171,7 @@ ZYFA_HOST_DEVICE inline WorkStep causal_pair_tile(unsigned k, unsigned cta, unsi
                                                   const PairTail& tail, const PairDivisors& div, int num_m_blocks,
                                                   int batch_heads, WorkTile* tile) {
   const unsigned full_rounds = div.full_rounds;
-  auto set_tile = [&](int m_block, int bh) {
-    const FastDivmod::QuotRem b_h = div.heads.divmod(static_cast<std::uint32_t>(bh));
-    *tile = {m_block, static_cast<int>(b_h.quot), static_cast<int>(b_h.rem)};
-  };
+  auto set_tile = [&](int m_block, int bh) { *tile = work_tile(m_block, bh, div.heads); };
   const int per_head = num_m_blocks / 2;
   int bh, m;
   if (tail.dealt > 0 && (k >> 1) + static_cast<unsigned>(tail.dealt) >= full_rounds) {

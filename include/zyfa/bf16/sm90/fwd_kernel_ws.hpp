@@ -170,8 +170,7 @@ __device__ __forceinline__ TileCoord tile_coord(const WsArgs& a, std::int64_t t)
     bh = static_cast<int>(t / a.num_m_blocks);
     m_block = static_cast<int>(t % a.num_m_blocks);
   }
-  const arch::FastDivmod::QuotRem b_h = a.pair_div.heads.divmod(static_cast<std::uint32_t>(bh));
-  return {m_block, static_cast<int>(b_h.quot), static_cast<int>(b_h.rem)};
+  return arch::sm90::work_tile(m_block, bh, a.pair_div.heads);
 }
 
 /// The work tile of loop step t (t = blockIdx.x, + gridDim.x, ... below WsArgs::num_steps): tile t in tile_coord's
