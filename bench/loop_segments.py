@@ -18,6 +18,12 @@ warpgroup is one period of the schedule, so the total is comparable between kern
 prints instead, per consumer warp and work tile, the cycles in the key-tile loops and outside them (the work tile's
 start, its first key tile, the last P.V and the epilogue) and the instructions executed outside them.
 
+    python3 bench/loop_segments.py --reasons SRC.csv [SRC2.csv ...]
+
+prints the loop's cycles per key tile by stall reason (Nsight Compute's `stall_*` columns: `math_pipe_throttle`, a
+busy unit such as the MUFU; `wait`, a fixed-latency dependence; `short_scoreboard`, a MUFU or shared-memory result;
+...), over the whole loop and at `MUFU.EX2` alone.
+
 Printed per kernel: instructions per tile, cycles per tile, and the cycles by group: the ping-pong turn (samples
 stalled on a named barrier), each wgmma wait (`WARPGROUP.DEPBAR`), mbarrier waits, wgmma issue, and the arithmetic
 by opcode (MUFU.EX2, FMNMX, FFMA, ...). With several files, the groups side by side."""
@@ -61,6 +67,8 @@ def load(path):
             "exec": num(r, "Instructions Executed"),
             "selected": num(r, "stall_selected"),
             "barrier": num(r, "stall_barrier"),
+            "reasons": {name[len("stall_"):]: num(r, name) for name in col
+                        if name.startswith("stall_") and "not_issued" not in name},
         })
     return ins
 
@@ -148,6 +156,24 @@ def analyse(path):
             "range": (body[0]["addr"], body[-1]["addr"], len(body))}
 
 
+def reasons(path):
+    """Cycles per key tile per warp by stall reason: (over the whole loop, at MUFU.EX2), two Counters; clock as in
+    analyse."""
+    ins = load(path)
+    lo, hi = find_loop(ins)
+    body = ins[lo : hi + 1]
+    starts = [x for x in body if wgmma_kind(x["src"]) == "qk" and "RZ, !UPT" in x["src"]]
+    tiles = sum(x["exec"] for x in starts) or max(x["exec"] for x in body)
+    scale = sum(x["exec"] for x in body) / sum(x["selected"] for x in body) / tiles  # cycles per sample per tile
+    loop, ex2 = Counter(), Counter()
+    for x in body:
+        for k, v in x["reasons"].items():
+            loop[k] += v * scale
+            if group(x) == "MUFU.EX2":
+                ex2[k] += v * scale
+    return loop, ex2
+
+
 def work_tile_split(path):
     """Where a work tile's time goes: (key-loop cycles, cycles outside the key loops, warp instructions outside the
     key loops), per consumer warp and work tile. Key loops: backward branches of at most 1,200 instructions whose
@@ -193,6 +219,17 @@ def main():
             loop, out, n = work_tile_split(p)
             print(f"{p.rsplit('/', 1)[-1]}: per consumer warp and work tile {loop:.0f} cycles in the key loops, "
                   f"{out:.0f} outside them ({n:.0f} warp instructions outside)")
+        return
+    if sys.argv[1] == "--reasons":
+        names = [p.rsplit("/", 1)[-1] for p in sys.argv[2:]]
+        res = [reasons(p) for p in sys.argv[2:]]
+        for title, part in (("whole loop", 0), ("at MUFU.EX2", 1)):
+            keys = sorted(set().union(*(r[part] for r in res)), key=lambda k: -max(r[part][k] for r in res))
+            print(f"cycles per key tile per warp by stall reason, {title}: " + " / ".join(names))
+            for k in keys:
+                if max(r[part][k] for r in res) >= 1:
+                    print(f"  {k:28s} " + " ".join(f"{r[part][k]:8.0f}" for r in res))
+            print(f"  {'total':28s} " + " ".join(f"{sum(r[part].values()):8.0f}" for r in res))
         return
     res = [analyse(p) for p in sys.argv[1:]]
     names = [r["path"].rsplit("/", 1)[-1] for r in res]

@@ -3,7 +3,8 @@
 # compute-sanitizer memcheck on the small subset, benchmark against SDPA flash/cuDNN and FlashAttention-3.
 #   bash bench/run_sm90_ws.sh [test|bench|all]   (outputs under $OUT)
 # ZYFA_NCU=1: Nsight Compute summaries of one causal and one non-causal hd128 call; ZYFA_NCU=source: stall samples per
-# SASS instruction of zyfa and FA3 (hd128 causal, seqlen 16K) and bench/loop_segments.py's cycles per key tile.
+# SASS instruction of zyfa and FA3 (hd128 causal, seqlen 16K), bench/loop_segments.py's cycles per key tile (by group
+# and by stall reason) and each kernel's Nsight Compute details page (details_*.csv).
 # Uses build-ws/ built here by bench/build_sm90_ws.sh (rebuilt on the GPU machine when the carried binaries do not
 # start) and, when present, the FA3 wheel in .offline/fa3/ (unpacked to /tmp/fa3, no network needed).
 set -uo pipefail
@@ -48,9 +49,11 @@ if [ "${ZYFA_NCU:-0}" = source ]; then
       python3 bench/profile_ws.py build-ws/libzyfa_capi.so 1 $args > "$OUT/ncu_run_$who.log" 2>&1
     echo "ncu source $who rc=$?" | tee -a "$OUT/run.log"
     ncu -i "$OUT/ncu_$who.ncu-rep" --page source --csv --print-source sass > "$OUT/src_$who.csv" 2> /dev/null
+    ncu -i "$OUT/ncu_$who.ncu-rep" --page details --csv > "$OUT/details_$who.csv" 2> /dev/null  # L2, DRAM, clocks
     rm -f "$OUT/ncu_$who.ncu-rep"
   done
   python3 bench/loop_segments.py "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" | tee "$OUT/loop_segments.txt"
+  python3 bench/loop_segments.py --reasons "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" | tee -a "$OUT/loop_segments.txt"
 fi
 if [ "${ZYFA_NCU:-0}" = 1 ]; then  # Nsight Compute on one causal and one non-causal hd128 call
   for causal in 1 0; do

@@ -94,3 +94,14 @@ def test_no_loop_is_an_error(tmp_path):
     write(path, [("MOV R1, R2", 5, 10, 0, 1), ("EXIT", 1, 10, 0, 1)])
     with pytest.raises(SystemExit, match="no loop"):
         loop_segments.analyse(str(path))
+
+
+def test_reasons_per_key_tile(tmp_path):
+    """The stall-reason split uses analyse's clock: the loop's reasons sum to its total, MUFU's to its group."""
+    path = tmp_path / "src.csv"
+    write(path, kernel(1, 1000, 90))
+    loop, ex2 = loop_segments.reasons(str(path))
+    assert sum(loop.values()) == pytest.approx(20.0)
+    assert loop["barrier"] == pytest.approx(3.0) and loop["selected"] == pytest.approx(7.0)
+    assert ex2["wait"] == pytest.approx(8.0) and ex2["selected"] == pytest.approx(1.0)
+    assert sum(ex2.values()) == pytest.approx(loop_segments.analyse(str(path))["groups"]["MUFU.EX2"])
