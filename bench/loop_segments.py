@@ -131,21 +131,27 @@ def group(x):
     return "other"
 
 
-def analyse(path):
-    """Cycles per key tile per warp of one kernel: dict with path, instr (instructions per tile), total, groups
-    (Counter of cycles by group) and range (first and last address, instruction count of the loop)."""
+def key_loop(path):
+    """The key-tile loop of one kernel and its clock: (body (the loop's instructions), tiles (key tiles it ran),
+    instructions per tile, cycles one sample stands for)."""
     ins = load(path)
     lo, hi = find_loop(ins)
     body = ins[lo : hi + 1]
-    for a, b in zip(body, body[1:]):
-        b["after_trywait"] = opcode(a["src"]).startswith("SYNCS.PHASECHK")
     starts = [x for x in body if wgmma_kind(x["src"]) == "qk" and "RZ, !UPT" in x["src"]]
     tiles = sum(x["exec"] for x in starts) or max(x["exec"] for x in body)
     instr = sum(x["exec"] for x in body) / tiles
     selected = sum(x["selected"] for x in body)
     if selected == 0:
         sys.exit(f"{path}: no 'selected' samples in the loop (was warp stall sampling on?)")
-    cycles_per_sample = instr / (selected / tiles)  # instructions per tile over selected samples per tile
+    return body, tiles, instr, instr / (selected / tiles)  # instructions per tile over selected samples per tile
+
+
+def analyse(path):
+    """Cycles per key tile per warp of one kernel: dict with path, instr (instructions per tile), total, groups
+    (Counter of cycles by group) and range (first and last address, instruction count of the loop)."""
+    body, tiles, instr, cycles_per_sample = key_loop(path)
+    for a, b in zip(body, body[1:]):
+        b["after_trywait"] = opcode(a["src"]).startswith("SYNCS.PHASECHK")
     groups = Counter()
     for x in body:
         turn = x["barrier"]  # samples stalled on a named barrier: the ping-pong turn, wherever ptxas charges them
@@ -159,12 +165,8 @@ def analyse(path):
 def reasons(path):
     """Cycles per key tile per warp by stall reason: (over the whole loop, at MUFU.EX2), two Counters; clock as in
     analyse."""
-    ins = load(path)
-    lo, hi = find_loop(ins)
-    body = ins[lo : hi + 1]
-    starts = [x for x in body if wgmma_kind(x["src"]) == "qk" and "RZ, !UPT" in x["src"]]
-    tiles = sum(x["exec"] for x in starts) or max(x["exec"] for x in body)
-    scale = sum(x["exec"] for x in body) / sum(x["selected"] for x in body) / tiles  # cycles per sample per tile
+    body, tiles, _, cycles_per_sample = key_loop(path)
+    scale = cycles_per_sample / tiles
     loop, ex2 = Counter(), Counter()
     for x in body:
         for k, v in x["reasons"].items():
