@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # bench/build_ab_sm90.sh -- builds one variant of bench/zyfa_capi.cu (the benchmark's C entry point) for an A/B of
 # the sm_90a kernel, into build-ab/NAME.so (here, no GPU needed; about 40 s):
-#   bash bench/build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [-DMACRO=VALUE ...]
+#   bash bench/build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [--flag NVCC_FLAG ...] [-DMACRO=VALUE ...]
 # --rev REV: the kernel of that revision (default: the working tree's); --patch FILE: an experiment patch
 # (bench/patches/) applied to it (both in a scratch worktree, build-wt/NAME: outside build-ab/, which is carried);
-# -D...: experiment switches. Then, on the GPU machine with build-ab/ and .offline/ carried:
+# --flag: an extra nvcc option (e.g. -ftz=true); -D...: experiment switches. Then, on the GPU machine with build-ab/ and .offline/ carried:
 # bash bench/run_ab_sm90.sh BASE VARIANT... (build-ab/*.so names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-name=${1:?usage: build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [-D...]}
+name=${1:?usage: build_ab_sm90.sh NAME [--patch FILE] [--rev REV] [--flag F] [-D...]}
 shift
 patch="" rev="" defs=()
 while [ $# -gt 0 ]; do
   case $1 in
     --patch) patch=$(realpath "$2"); shift 2 ;;
     --rev) rev=$2; shift 2 ;;
+    --flag) defs+=("$2"); shift 2 ;;
     -D*) defs+=("$1"); shift ;;
     *) echo "build_ab_sm90: unknown argument $1" >&2; exit 2 ;;
   esac
