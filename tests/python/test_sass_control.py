@@ -19,7 +19,7 @@ def listing(path, instrs):
     lines = ["\tFunction : k"]
     for i, (text, stall, set_bar, wait) in enumerate(instrs):
         lines.append(f"        /*{16 * i:04x}*/                   {text} ;   /* 0x{0x1234:016x} */")
-        lines.append(f"                                                 /* 0x{high(stall, 1, set_bar, 7, wait):016x} */")
+        lines.append(f"                                          /* 0x{high(stall, 1, set_bar, 7, wait):016x} */")
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -82,6 +82,11 @@ struct WsConfig {
   /// With BlockM == BlockN it skips only where (seqlen_k - seqlen_q) mod 128 is 1-64, and hd128 measured 0.99-1.00x
   /// at equal lengths, so it is off there.
   static constexpr bool kSkipUnseenKeyTiles = kBlockM != BlockN;
+  /// Every consumer warpgroup waits for the K-full and V-full mbarriers of its stages (FlashAttention-3's
+  /// consumer_wait), not consumer 0 alone (the others then read a stage only after their turn of the ping-pong, which
+  /// follows consumer 0's wait). Same bits; same pass on an H100 (bench/RESULTS.md, 2026-12-07): with 3 consumer
+  /// warpgroups (hd64) 1.005-1.015x at 2K-16K causal and not, with 2 (hd128) 0.98-0.99x, so only with 3.
+  static constexpr bool kEveryConsumerWaitsFull = Consumers == 3;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
   /// Unrolling of the producer's Inf/NaN scan of diagonal V tiles (16-byte loads in flight per thread).

@@ -473,11 +473,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each BlockM-row O staging box
   const float scale = a.scale_log2;
   if (cw == kConsumers - 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
-  // Only consumer 0 waits for the K-full / V-full mbarriers: the others read a stage only after their turn, which
-  // follows consumer 0's, taken after it has waited for that stage and issued its wgmma (FlashAttention-3 does the
-  // same with its scheduler barrier). The empty arrivals stay per warp of every consumer warpgroup.
+  // With two consumer warpgroups only consumer 0 waits for the K-full / V-full mbarriers: the other reads a stage
+  // only after its turn, which follows consumer 0's, taken after it has waited for that stage and issued its wgmma.
+  // With three every one waits (WsConfig::kEveryConsumerWaitsFull). The empty arrivals stay per warp of every
+  // consumer warpgroup.
   auto wait_full = [&](std::uint32_t bar, std::uint32_t phase) {
-    if (cw == 0) mbarrier_wait(bar, phase);
+    if (Cfg::kEveryConsumerWaitsFull || cw == 0) mbarrier_wait(bar, phase);
   };
 
   int kq = 0;
