@@ -18,7 +18,12 @@ for, 122-125 operand reuse. sm_90a listings keep that layout: each `MUFU.EX2` se
 for the same one."""
 import argparse
 import collections
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loop_segments import opcode  # noqa: E402  (the full opcode, predicate stripped)
 
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\* (0x[0-9a-f]{16}) \*/")
 HIGH = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
@@ -30,8 +35,9 @@ def parse(path):
     out = []
     for j, line in enumerate(lines):
         m = INSTR.search(line)
-        if m and j + 1 < len(lines) and HIGH.search(lines[j + 1]):
-            hi = int(HIGH.search(lines[j + 1]).group(1), 16)
+        h = HIGH.search(lines[j + 1]) if m and j + 1 < len(lines) else None
+        if h:
+            hi = int(h.group(1), 16)
             ctrl = {"stall": (hi >> 41) & 0xF, "yield": (hi >> 45) & 1, "set": (hi >> 46) & 7,
                     "release": (hi >> 49) & 7, "wait": (hi >> 52) & 0x3F}
             out.append((int(m.group(1), 16), m.group(2), ctrl))
@@ -51,10 +57,6 @@ def key_loop(ins):
             if best is None or len(body) < len(best):
                 best = body
     return best
-
-
-def opcode(text):
-    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
 
 
 def summarize(body):

@@ -84,8 +84,9 @@ struct WsConfig {
   static constexpr bool kSkipUnseenKeyTiles = kBlockM != BlockN;
   /// Every consumer warpgroup waits for the K-full and V-full mbarriers of its stages (FlashAttention-3's
   /// consumer_wait), not consumer 0 alone (the others then read a stage only after their turn of the ping-pong, which
-  /// follows consumer 0's wait). Same bits; same pass on an H100 (bench/RESULTS.md, 2026-12-07): with 3 consumer
-  /// warpgroups (hd64) 1.005-1.015x at 2K-16K causal and not, with 2 (hd128) 0.98-0.99x, so only with 3.
+  /// follows consumer 0's wait). Same bits; same pass on an H100 (bench/RESULTS.md, 2026-12-07, two passes): with 3
+  /// consumer warpgroups (hd64) 1.005-1.015x and 1.004-1.010x at 2K-16K causal and not, with 2 (hd128) 0.98-0.99x,
+  /// so only with 3.
   static constexpr bool kEveryConsumerWaitsFull = Consumers == 3;
   /// Persistent grid (min(work tiles, SMs) CTAs looping over tiles) or one CTA per tile (the loop then runs once).
   static constexpr bool kPersistent = true;
