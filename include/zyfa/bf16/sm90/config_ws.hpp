@@ -35,7 +35,8 @@ struct WsConfig {
   /// thread): producer x 128 + consumers x 128 x Consumers must not exceed it, or setmaxnreg.inc waits forever.
   /// 2 consumers: 40 / 232 (FlashAttention-3 uses 24 / 240; the persistent producer needs more than 24 without
   /// spilling; hd256's 80-key tiles fit in 232 since the convergent key-tile loop). 3 consumers: 32 / 160,
-  /// FlashAttention-3's split.
+  /// FlashAttention-3's split. FA3's 24 / 240 with two (the producer then spills 48-72 bytes, outside the key-tile
+  /// loop) measured 0.99-1.00x on an H100 (bench/RESULTS.md, 2026-12-07): the consumers' 8 more registers buy nothing.
   static constexpr int kProducerRegs = Consumers == 2 ? 40 : 32, kConsumerRegs = Consumers == 2 ? 232 : 160;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * Consumers <= (65536 / kThreads) / 8 * 8 * kThreads,
                 "WsConfig: register split over budget.");
@@ -73,6 +74,14 @@ struct WsConfig {
   /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.00-1.05x hd64, two passes (bench/RESULTS.md,
   /// 2026-12-04, "O rescaled before P.V with FlashAttention-3's step").
   static constexpr bool kRescaleBeforePv = true;
+  /// O rescaled on every key tile, with no branch (FlashAttention-3's step), rather than only where a row max of
+  /// the warp moved (a warp vote; corr is then 1 to an FFMA's rounding, so skipping it changes bits only there). With
+  /// kFa3Step and two consumer warpgroups (hd128) the vote skips the 64 multiplies between the two wgmma issues on
+  /// most tiles: same pass on an H100 (bench/RESULTS.md, 2026-12-07, "O rescaled only where a row max moved"),
+  /// hd128 1.005 / 1.007 / 1.011 / 1.017x causal and 1.006-1.016x non-causal at 2K / 4K / 8K / 16K; with three
+  /// (hd64) 0.985-1.004x, so hd64 keeps the branch-free step. Still on for hd128 until the GPU test suite has run
+  /// with the vote there (then: kFa3Step && Consumers == 3).
+  static constexpr bool kRescaleEveryTile = kFa3Step;
   /// Causal, key tiles last to first: a consumer warpgroup skips the first key tiles of its block that lie wholly
   /// past its own last row (their turns of the ping-pong pass without wgmma; same bits, its P there is 0). Where
   /// BlockM != BlockN that happens at equal seqlen_q and seqlen_k: hd256's 80-key tiles (warpgroup 0 skips one in 4

@@ -694,8 +694,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           wgmma_fence();
           issue_s(ks);
           wgmma_commit();
-          // kFa3Step: on every tile, no branch
-          if (Cfg::kRescaleBeforePv && (Cfg::kFa3Step || grew_pending)) {
+          // kRescaleEveryTile: on every tile, no branch; else where a row max of the warp moved
+          if (Cfg::kRescaleBeforePv && (Cfg::kRescaleEveryTile || grew_pending)) {
             fence_operand(o);  // after the Q.K^T issue, not hoisted above it
             rescale_o(corr_pending);
           }
@@ -781,7 +781,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           const std::uint32_t vph = (vc / kStages) & 1;
           ++vc;
           // No Q.K^T to overlap here: rescale before the turn, not while holding it.
-          if (Cfg::kRescaleBeforePv && (Cfg::kFa3Step || grew_pending)) rescale_o(corr_pending);
+          if (Cfg::kRescaleBeforePv && (Cfg::kRescaleEveryTile || grew_pending)) rescale_o(corr_pending);
           fence_operand(o);
           wait_full(bars + B::kVFull + 8 * vs, vph);
           named_barrier_sync(my_bar, 256);
