@@ -78,10 +78,10 @@ struct WsConfig {
   /// the warp moved (a warp vote; corr is then 1 to an FFMA's rounding, so skipping it changes bits only there). With
   /// kFa3Step and two consumer warpgroups (hd128) the vote skips the 64 multiplies between the two wgmma issues on
   /// most tiles: same pass on an H100 (bench/RESULTS.md, 2026-12-07, "O rescaled only where a row max moved"),
-  /// hd128 1.005 / 1.007 / 1.011 / 1.017x causal and 1.006-1.016x non-causal at 2K / 4K / 8K / 16K; with three
-  /// (hd64) 0.985-1.004x, so hd64 keeps the branch-free step. Still on for hd128 until the GPU test suite has run
-  /// with the vote there (then: kFa3Step && Consumers == 3).
-  static constexpr bool kRescaleEveryTile = kFa3Step;
+  /// hd128 1.005 / 1.007 / 1.011 / 1.017x causal and 1.006-1.016x non-causal at 2K / 4K / 8K / 16K, and 1.005-1.018x
+  /// in a second pass with the GPU suite clean ("... second pass and GPU suite"); with three (hd64) 0.985-1.004x, so
+  /// hd64 keeps the branch-free step.
+  static constexpr bool kRescaleEveryTile = kFa3Step && Consumers == 3;
   /// Causal, key tiles last to first: a consumer warpgroup skips the first key tiles of its block that lie wholly
   /// past its own last row (their turns of the ping-pong pass without wgmma; same bits, its P there is 0). Where
   /// BlockM != BlockN that happens at equal seqlen_q and seqlen_k: hd256's 80-key tiles (warpgroup 0 skips one in 4
