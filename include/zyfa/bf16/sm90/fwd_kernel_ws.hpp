@@ -574,8 +574,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             if (c0 + 8 * (i / 4) + (i % 2) > limit[(i / 2) % 2]) s[i] = -__builtin_huge_valf();
         };
         // Online softmax of S (bf16/online_softmax.hpp): new row max, correction factors, S := exp2(S*scale - base).
+        // Returns whether a row max of the warp moved; with WsConfig::kRescaleVotePerRow, rows_moved's bit r also
+        // says whether one of the warp's rows r (the thread's first or second row) moved.
+        unsigned rows_moved = 0;
         auto softmax = [&](float(&corr)[2]) -> bool {
           bool grew = false;
+          bool grew_row[2] = {false, false};
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
             float mx;
@@ -601,6 +605,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
             const float bse = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale;
             corr[r] = arch::sm90::exp2(m[r] * scale - bse);
             grew |= (mx != m[r]);
+            grew_row[r] = mx != m[r];
             m[r] = mx;
             float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
@@ -613,6 +618,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
                 sum[(2 * j + e) % 4] += pv;
               }
             l[r] = l[r] * corr[r] + ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+          }
+          if constexpr (Cfg::kRescaleVotePerRow) {
+            rows_moved =
+                (__any_sync(0xffffffffu, grew_row[0]) ? 1u : 0u) | (__any_sync(0xffffffffu, grew_row[1]) ? 2u : 0u);
+            return rows_moved != 0;
           }
           return __any_sync(0xffffffffu, grew);
         };
@@ -673,9 +683,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
 
         float corr_pending[2] = {1.0f, 1.0f};  // kRescaleBeforePv: the last softmax's factors, not yet applied to O
         bool grew_pending = false;
+        unsigned rows_pending = 0;  // kRescaleVotePerRow: the last softmax's rows_moved
         auto rescale_o = [&](const float(&corr)[2]) {
 #pragma unroll
           for (int j = 0; j < kORegs; ++j) o[j] *= corr[(j / 2) % 2];
+        };
+        // The pending factors (kRescaleBeforePv), where grew_pending; with kRescaleVotePerRow only the rows r (the
+        // O registers (j / 2) % 2 == r) whose warp-wide vote moved.
+        auto rescale_o_pending = [&]() {
+          if constexpr (Cfg::kRescaleVotePerRow) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r)
+              if (rows_pending & (1u << r)) {
+#pragma unroll
+                for (int j = 0; j < kORegs; ++j)
+                  if ((j / 2) % 2 == r) o[j] *= corr_pending[r];
+              }
+          } else {
+            rescale_o(corr_pending);
+          }
         };
 
         // masked: the tile may need the mask (a constant at every call: the mask code is compiled where it is true).
@@ -697,7 +723,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           // kRescaleEveryTile: on every tile, no branch; else where a row max of the warp moved
           if (Cfg::kRescaleBeforePv && (Cfg::kRescaleEveryTile || grew_pending)) {
             fence_operand(o);  // after the Q.K^T issue, not hoisted above it
-            rescale_o(corr_pending);
+            rescale_o_pending();
           }
           wait_full(bars + B::kVFull + 8 * vs, vph);
           wgmma_fence();  // ptxas wants one here too (C7519 otherwise)
@@ -745,6 +771,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           }
           if constexpr (Cfg::kRescaleBeforePv) {
             grew_pending = grew;
+            if constexpr (Cfg::kRescaleVotePerRow) rows_pending = rows_moved;
             corr_pending[0] = corr[0];
             corr_pending[1] = corr[1];
           } else if (grew) {
@@ -781,7 +808,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
           const std::uint32_t vph = (vc / kStages) & 1;
           ++vc;
           // No Q.K^T to overlap here: rescale before the turn, not while holding it.
-          if (Cfg::kRescaleBeforePv && (Cfg::kRescaleEveryTile || grew_pending)) rescale_o(corr_pending);
+          if (Cfg::kRescaleBeforePv && (Cfg::kRescaleEveryTile || grew_pending)) rescale_o_pending();
           fence_operand(o);
           wait_full(bars + B::kVFull + 8 * vs, vph);
           named_barrier_sync(my_bar, 256);
