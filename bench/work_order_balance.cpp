@@ -1,0 +1,48 @@
+// bench/work_order_balance.cpp -- modelled load balance of the causal work order of the sm_90a kernels
+// (arch/sm90_work_order.hpp) against a dynamic longest-first order (FlashAttention-3's DynamicPersistentTileScheduler:
+// work tiles heaviest first, each to the first CTA that is free), at the benchmark's shapes (hd128: 16 heads, 16K
+// tokens, 128-row work tiles, 132 SMs). A work tile costs its key tiles (m block + 1) plus C key tiles for its start
+// and epilogue; printed: the heaviest CTA's work over the mean, for both orders (modelled, no GPU).
+//   g++ -std=c++17 -O2 -Iinclude bench/work_order_balance.cpp -o /tmp/work_order_balance && /tmp/work_order_balance
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <queue>
+#include <vector>
+#include <zyfa/arch/sm90_work_order.hpp>
+
+int main() {
+  using namespace zyfa::arch::sm90;
+  const int grid = 132, tokens = 16384, heads = 16, block_m = 128;
+  for (double c : {0.0, 1.0, 3.0})
+    for (int seqlen : {2048, 4096, 8192, 16384}) {
+      const int bh = tokens / seqlen * heads, m = seqlen / block_m;
+      const auto wo = causal_work_order(true, bh, m, std::int64_t{bh} * m, grid);
+      std::vector<double> work(grid, 0.0);
+      double total = 0.0;
+      for (int cta = 0; cta < grid; ++cta)
+        for (unsigned k = 0; k < wo.num_steps / grid; ++k) {
+          WorkTile t{};
+          if (causal_pair_tile(k, cta, grid, wo.num_pairs, wo.tail, m, 1, bh, &t) != WorkStep::tile) continue;
+          work[cta] += t.m_block + 1 + c;
+          total += t.m_block + 1 + c;
+        }
+      const double mean = total / grid, zyfa_max = *std::max_element(work.begin(), work.end());
+      std::vector<double> tiles;
+      for (int i = 0; i < bh; ++i)
+        for (int mb = 0; mb < m; ++mb) tiles.push_back(mb + 1 + c);
+      std::sort(tiles.begin(), tiles.end(), std::greater<double>());
+      std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+      for (int i = 0; i < grid; ++i) free_at.push(0.0);
+      double lpt_max = 0.0;
+      for (double w : tiles) {
+        const double done = free_at.top() + w;
+        free_at.pop();
+        free_at.push(done);
+        lpt_max = std::max(lpt_max, done);
+      }
+      std::printf("C=%.0f seqlen %5d: static order %.4f, dynamic longest-first %.4f (max / mean, modelled)\n", c,
+                  seqlen, zyfa_max / mean, lpt_max / mean);
+    }
+}
