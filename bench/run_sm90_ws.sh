@@ -3,8 +3,9 @@
 # compute-sanitizer memcheck on the small subset, benchmark against SDPA flash/cuDNN and FlashAttention-3.
 #   bash bench/run_sm90_ws.sh [test|bench|all]   (outputs under $OUT)
 # ZYFA_NCU=1: Nsight Compute summaries of one causal and one non-causal hd128 call; ZYFA_NCU=source: stall samples per
-# SASS instruction of zyfa and FA3 (hd128 causal, seqlen 16K), bench/loop_segments.py's cycles per key tile (by group
-# and by stall reason) and each kernel's Nsight Compute details page (details_*.csv).
+# SASS instruction of zyfa and FA3 (hd128 causal, seqlen 16K or ZYFA_NCU_SEQLEN, 16K tokens), bench/loop_segments.py's
+# cycles per key tile (by group and by stall reason) and per work tile (--work-tile), and each kernel's Nsight Compute
+# details page (details_*.csv).
 # Uses build-ws/ built here by bench/build_sm90_ws.sh (rebuilt on the GPU machine when the carried binaries do not
 # start) and, when present, the FA3 wheel in .offline/fa3/ (unpacked to /tmp/fa3, no network needed).
 set -uo pipefail
@@ -44,7 +45,8 @@ if [ "$MODE" != test ]; then
 fi
 if [ "${ZYFA_NCU:-0}" = source ]; then
   for who in zyfa fa3; do
-    if [ $who = fa3 ]; then args="fa3 16384"; kern=regex:device_kernel; else args="0 16384"; kern=regex:fwd_kernel_ws; fi
+    sl=${ZYFA_NCU_SEQLEN:-16384}
+    if [ $who = fa3 ]; then args="fa3 $sl"; kern=regex:device_kernel; else args="0 $sl"; kern=regex:fwd_kernel_ws; fi
     timeout 150 ncu --clock-control none --set full --import-source no -k $kern --launch-count 1 -o "$OUT/ncu_$who" \
       python3 bench/profile_ws.py build-ws/libzyfa_capi.so 1 $args > "$OUT/ncu_run_$who.log" 2>&1
     echo "ncu source $who rc=$?" | tee -a "$OUT/run.log"
@@ -54,6 +56,7 @@ if [ "${ZYFA_NCU:-0}" = source ]; then
   done
   python3 bench/loop_segments.py "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" | tee "$OUT/loop_segments.txt"
   python3 bench/loop_segments.py --reasons "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" | tee -a "$OUT/loop_segments.txt"
+  python3 bench/loop_segments.py --work-tile "$OUT/src_zyfa.csv" "$OUT/src_fa3.csv" >> "$OUT/loop_segments.txt"
 fi
 if [ "${ZYFA_NCU:-0}" = 1 ]; then  # Nsight Compute on one causal and one non-causal hd128 call
   for causal in 1 0; do
