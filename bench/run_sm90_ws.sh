@@ -44,8 +44,8 @@ if [ "$MODE" != test ]; then
   echo "bench rc=${PIPESTATUS[0]}" | tee -a "$OUT/run.log"
 fi
 if [ "${ZYFA_NCU:-0}" = source ]; then
+  sl=${ZYFA_NCU_SEQLEN:-16384}
   for who in zyfa fa3; do
-    sl=${ZYFA_NCU_SEQLEN:-16384}
     if [ $who = fa3 ]; then args="fa3 $sl"; kern=regex:device_kernel; else args="0 $sl"; kern=regex:fwd_kernel_ws; fi
     timeout 150 ncu --clock-control none --set full --import-source no -k $kern --launch-count 1 -o "$OUT/ncu_$who" \
       python3 bench/profile_ws.py build-ws/libzyfa_capi.so 1 $args > "$OUT/ncu_run_$who.log" 2>&1

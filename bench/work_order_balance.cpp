@@ -4,6 +4,7 @@
 // tokens, 128-row work tiles, 132 SMs). A work tile costs its key tiles (m block + 1) plus C key tiles for its start
 // and epilogue; printed: the heaviest CTA's work over the mean, for both orders (modelled, no GPU).
 //   g++ -std=c++17 -O2 -Iinclude bench/work_order_balance.cpp -o /tmp/work_order_balance && /tmp/work_order_balance
+// (tests/run_all.sh also builds it: build/tests/host/zyfa_work_order_balance).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
