@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <queue>
+#include <utility>
 #include <vector>
 #include <zyfa/arch/sm90_work_order.hpp>
 
@@ -43,7 +44,32 @@ int main() {
         free_at.push(done);
         lpt_max = std::max(lpt_max, done);
       }
-      std::printf("C=%.0f seqlen %5d: static order %.4f, dynamic longest-first %.4f (max / mean, modelled)\n", c,
-                  seqlen, zyfa_max / mean, lpt_max / mean);
+      // bench/patches/sm90_ws_dynamic_order.patch's order: (batch, head)s in sections whose K and V fit 32 MiB
+      // (hd128: 512 bytes per key), m blocks heaviest first inside a section, heads fastest; a CTA's first tile is
+      // blockIdx.x (unclaimed), and it claims the next when the current one's loads are issued, 2 key tiles (the K/V
+      // stages) before its consumers finish it. Claims are served in time order.
+      const int section = std::max(1, std::min(bh, static_cast<int>((std::int64_t{32} << 20) / (512LL * seqlen))));
+      std::vector<double> order;
+      for (int first = 0; first < bh; first += section)
+        for (int mb = m - 1; mb >= 0; --mb)
+          for (int i = first; i < std::min(bh, first + section); ++i) order.push_back(mb + 1 + c);
+      using Claim = std::pair<double, double>;  // (time of the claim, time the CTA's current tile ends)
+      std::priority_queue<Claim, std::vector<Claim>, std::greater<Claim>> claims;
+      std::size_t taken = 0;
+      auto start = [&](double t0, double w) { claims.push({t0 + std::max(0.0, w - 2.0), t0 + w}); };
+      for (int i = 0; i < grid; ++i) start(0.0, order[taken++]);
+      double section_max = 0.0;
+      while (!claims.empty()) {
+        const Claim cl = claims.top();
+        claims.pop();
+        if (taken < order.size())
+          start(cl.second, order[taken++]);
+        else
+          section_max = std::max(section_max, cl.second);
+      }
+      std::printf(
+          "C=%.0f seqlen %5d: static order %.4f, dynamic longest-first %.4f, the patch's sectioned dynamic order %.4f "
+          "(max / mean, modelled)\n",
+          c, seqlen, zyfa_max / mean, lpt_max / mean, section_max / mean);
     }
 }
