@@ -1,8 +1,9 @@
 // bench/work_order_balance.cpp -- modelled load balance of the causal work order of the sm_90a kernels
 // (arch/sm90_work_order.hpp) against a dynamic longest-first order (FlashAttention-3's DynamicPersistentTileScheduler:
-// work tiles heaviest first, each to the first CTA that is free), at the benchmark's shapes (hd128: 16 heads, 16K
-// tokens, 128-row work tiles, 132 SMs). A work tile costs its key tiles (m block + 1) plus C key tiles for its start
-// and epilogue; printed: the heaviest CTA's work over the mean, for both orders (modelled, no GPU).
+// work tiles heaviest first, each to the first CTA that is free) and against the sectioned dynamic order of
+// bench/patches/sm90_ws_dynamic_order.patch, at the benchmark's shapes (hd128: 16 heads, 16K tokens, 128-row work
+// tiles, 132 SMs). A work tile costs its key tiles (m block + 1) plus C key tiles for its start and epilogue; printed:
+// the heaviest CTA's work over the mean, for the three orders (modelled, no GPU).
 //   g++ -std=c++17 -O2 -Iinclude bench/work_order_balance.cpp -o /tmp/work_order_balance && /tmp/work_order_balance
 // (tests/run_all.sh also builds it: build/tests/host/zyfa_work_order_balance).
 #include <algorithm>
