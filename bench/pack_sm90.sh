@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench/pack_sm90.sh -- build-ws/ and build-ab/ (bench/build_sm90_ws.sh, bench/build_ab_sm90.sh) as one xz archive,
 # build-pack/sm90.tar.xz, for the GPU machine: the libraries and test program shrink about 8x (a 3.9 MB benchmark
-# library packs to about 0.5 MB), so one call can carry many A/B builds. bench/run_ab_sm90.sh and bench/run_sm90_ws.sh
-# unpack it when it is there (carry `build-pack` and `.offline` instead of `build-ws`, `build-ab` and `.offline`).
-# Build logs stay out.
+# library packs to about 0.5 MB), so one call can carry many A/B builds: carry `build-pack` and `.offline` and begin
+# the command with `tar -xJf build-pack/sm90.tar.xz &&` (explicitly: an archive older than a rebuilt build-ws/ must
+# not overwrite it). Build logs stay out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build-pack

@@ -9,10 +9,8 @@
 # ZYFA_AB_DIMS, ZYFA_AB_REPS override the head dims (default "128,128 256,256 192,128 64,64") and repetitions (30).
 # The GPU test suite of a build to be taken: build-ws/ with its headers and switches (here:
 # NVCC="nvcc -Ibuild-wt/NAME/include -D..." bash bench/build_sm90_ws.sh), then bash bench/run_sm90_ws.sh test.
-# build-pack/sm90.tar.xz (bench/pack_sm90.sh), when carried, is unpacked first.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-if [ -f build-pack/sm90.tar.xz ]; then tar -xJf build-pack/sm90.tar.xz || exit 1; fi
 OUT=${OUT:-/tmp/zyfa_out}
 mkdir -p "$OUT"
 base=${1:?usage: run_ab_sm90.sh BASE VARIANT...}

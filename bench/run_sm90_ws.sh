@@ -8,10 +8,8 @@
 # details page (details_*.csv).
 # Uses build-ws/ built here by bench/build_sm90_ws.sh (rebuilt on the GPU machine when the carried binaries do not
 # start) and, when present, the FA3 wheel in .offline/fa3/ (unpacked to /tmp/fa3, no network needed).
-# build-pack/sm90.tar.xz (bench/pack_sm90.sh), when carried, is unpacked first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ -f build-pack/sm90.tar.xz ]; then tar -xJf build-pack/sm90.tar.xz || exit 1; fi
 OUT=${OUT:-/tmp/zyfa_out}
 mkdir -p "$OUT"
 MODE=${1:-all}
