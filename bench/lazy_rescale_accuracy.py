@@ -7,6 +7,8 @@ rounded to bf16 at the end. Eager (threshold 0, the committed kernel): m moves o
 FlashAttention-4's conditional rescale): m moves only when a tile's max exceeds it by more than 8 log2 units. Both
 against the fp64 reference (natural-log LSE), causal, on random inputs and the real activations in data/activations/.
 Prints max and RMS |out - ref|, max |lse - ref| and the mean number of max moves per row after its first key tile.
+A model, not the kernel's bits: exact exp2 (the kernel's ex2.approx), s * scale - base rounded twice (one fma there),
+O rescaled on every tile (the kernel skips factors that are exactly 1), hd128 and 128-key tiles only.
 Usage: python3 bench/lazy_rescale_accuracy.py   (numpy, ml_dtypes; about 2 s)
 """
 import glob
