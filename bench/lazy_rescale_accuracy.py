@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Accuracy of lazy online-softmax rescaling (bench/patches/sm90_ws_lazy_rescale.patch), modelled on the host.
+"""Accuracy of lazy online-softmax rescaling (bf16/sm90/config_ws.hpp, kRescaleThreshold), modelled on the host.
 
 The sm_90a BF16 kernel's online softmax per query row: key tiles of 128 keys visited last to first, fp32 running max
 m, row sum l and O, P = exp2(s * scale_log2 - m * scale_log2) summed into l in fp32 and rounded to bf16 for P.V, O / l
-rounded to bf16 at the end. Eager (threshold 0, the committed kernel): m moves on every increase. Lazy (threshold 8,
-FlashAttention-4's conditional rescale): m moves only when a tile's max exceeds it by more than 8 log2 units. Both
+rounded to bf16 at the end. Eager (threshold 0, -DZYFA_SM90_RESCALE_THRESHOLD=0): m moves on every increase. Lazy
+(threshold 8, the default; FlashAttention-4's conditional rescale): m moves only when a tile's max exceeds it by more
+than 8 log2 units. Both
 against the fp64 reference (natural-log LSE), causal, on random inputs and the real activations in data/activations/.
 Prints max and RMS |out - ref|, max |lse - ref| and the mean number of max moves per row after its first key tile.
 A model, not the kernel's bits: exact exp2 (the kernel's ex2.approx), s * scale - base rounded twice (one fma there),

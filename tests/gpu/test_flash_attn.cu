@@ -69,6 +69,13 @@ struct Case {
   /// > 0: K and V are views of seqlen_k rows into buffers of seqlen_k + poison_tail rows per batch; the extra rows
   /// (keys past seqlen_k, inside the last key tile) are NaN and must never be read into a result.
   int poison_tail = 0;
+  /// Inputs built for O's fp32 headroom under lazy rescaling (bf16/sm90/config_ws.hpp, kRescaleThreshold) instead
+  /// of random ones: every query is e_0, every key c * e_0 with a log2-domain logit c * softmax_scale * log2(e) just
+  /// under 8 (bf16 c), except the 256 keys at the end given (headroom_low_last) or at the start that get 0; V is
+  /// positive, [0.5, 1) * 1e33. The key tile a row visits first then holds only 0 logits (the start: keys walked
+  /// forward; the end: backward), and a kernel that keeps that max adds P = 2^7.9 for every later key into O:
+  /// 240 * seqlen_k * 1e33 stays below FLT_MAX for seqlen_k <= 1,400, and a threshold above 8.4 overflows it at 1,280.
+  bool headroom = false, headroom_low_last = false;
   /// nullptr: zyfa::flash_attn_func; else make_params + this launcher (a custom KernelConfig).
   zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t) = nullptr;
 };
@@ -188,6 +195,30 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     k_off = static_cast<std::int64_t>(q_n);
     v_off = static_cast<std::int64_t>(q_n + k_n);
   }
+  if (c.headroom) {
+    REQUIRE((!c.packed_qkv && sk > 256));
+    // c: the bf16 value whose log2-domain logit (softmax_scale = 1/sqrt(dqk)) is closest to 7.9; it must stay
+    // under 8 (a kernel with threshold 8 then never rescales) and above 7.5 (the test's bound is tight).
+    const double log2e = 1.4426950408889634, scale_log2 = log2e / std::sqrt(static_cast<double>(dqk));
+    const std::uint16_t c_bits = zyfa_test::float_to_bf16(static_cast<float>(7.9 / scale_log2));
+    const double logit = zyfa_test::bf16_to_double(c_bits) * scale_log2;
+    REQUIRE((logit > 7.5 && logit < 8.0));
+    std::uniform_real_distribution<float> ud(0.5e33f, 1.0e33f);
+    for (int bb = 0; bb < b; ++bb) {
+      for (int s = 0; s < sq; ++s)
+        for (int hh = 0; hh < h; ++hh)
+          for (int d = 0; d < dqk; ++d) host_all[bb * q_bs + s * q_rs + hh * q_hs + d] = d == 0 ? 0x3F80 : 0;
+      for (int j = 0; j < sk; ++j) {
+        const bool low = c.headroom_low_last ? j >= sk - 256 : j < 256;
+        for (int hh = 0; hh < hk; ++hh) {
+          for (int d = 0; d < dqk; ++d)
+            host_all[k_off + bb * k_bs + j * k_rs + hh * k_hs + d] = (d == 0 && !low) ? c_bits : 0;
+          for (int d = 0; d < dv; ++d)
+            host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs + d] = zyfa_test::float_to_bf16(ud(rng()));
+        }
+      }
+    }
+  }
   {  // poison: keys a row may not see, and rows past seqlen_k
     const std::uint16_t kPosInf = 0x7F80, kNegInf = 0xFF80, kNaN = 0x7FC0;
     const std::uint16_t vpoison[3] = {kPosInf, kNaN, kNegInf};
@@ -272,6 +303,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const bool nonfinite_ok = std::isnan(ref[i]) ? std::isnan(got) : got == ref[i];
     const bool ok = empty ? (h_out[i] == 0) : ref_finite ? (std::isfinite(got) && err <= tol) : nonfinite_ok;
     if (!ok) ++bad;
+    if (empty || !ref_finite) continue;  // checked above; no error ratio to report
     if (!(err <= max_abs)) max_abs = err;
     const double ratio = err / tol;
     if (!(ratio <= worst)) {
@@ -288,7 +320,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
                       : empty                ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
                                              : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
       if (!ok) ++bad_lse;
-      if (!empty && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
+      if (std::isfinite(ref_lse[i]) && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
     }
   }
   std::printf("case %-80s max|err| %.3g (worst %.2f of tol at %zu)  max|lse err| %.3g  bad %d/%zu lse-bad %d\n",
@@ -698,6 +730,25 @@ TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
     }
     CHECK_MESSAGE(wrong_rows == 0, (which == 0 ? "NaN in k" : "NaN in q") << ": " << wrong_rows << " rows wrong");
   }
+}
+
+TEST_CASE("small: O's fp32 headroom: outputs stay finite while seqlen_k * max|V| * 2^8 < FLT_MAX (lazy rescaling)") {
+  // Case::headroom: a kernel that keeps a stale max adds P up to 2^8 per key into O; the eager max adds <= 1.
+  for (const auto& hd : kHeadDims)
+    for (const bool causal : {false, true})
+      for (const bool low_last : {false, true}) {
+        Case c;
+        c.seqlen_q = 128;
+        c.seqlen_k = 1280;
+        c.heads = 2;
+        c.heads_k = 1;
+        c.dqk = hd[0];
+        c.dv = hd[1];
+        c.causal = causal;
+        c.headroom = true;
+        c.headroom_low_last = low_last;
+        CHECK(run_case(c) == 0);
+      }
 }
 
 TEST_CASE("small: errors are returned, not crashes") {

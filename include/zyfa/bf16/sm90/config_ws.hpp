@@ -8,6 +8,13 @@
 #pragma once
 #include "../../arch/target.hpp"
 
+/// Lazy rescaling's threshold in log2 units (WsConfig::kRescaleThreshold): 8, FlashAttention-4's; 0 builds the exact
+/// running max (every increase moves it: the largest P of a row is then exactly 1, 1.1-1.7x less error on rows
+/// dominated by one key, and O keeps 2^8 more headroom). docs/interface.md, "NaN and overflow", states the bound.
+#ifndef ZYFA_SM90_RESCALE_THRESHOLD
+#define ZYFA_SM90_RESCALE_THRESHOLD 8.0f
+#endif
+
 namespace zyfa::bf16::sm90ws {
 
 /// DQK, DV: head dims (elements), multiples of 64 (one 128-byte swizzle box = 64 bf16 columns), DV <= DQK (where O
@@ -74,14 +81,31 @@ struct WsConfig {
   /// Q.K^T runs. Same bits; with the serial row max 1.00-1.01x hd128 and 1.00-1.05x hd64, two passes (bench/RESULTS.md,
   /// 2026-12-04, "O rescaled before P.V with FlashAttention-3's step").
   static constexpr bool kRescaleBeforePv = true;
+  /// Lazy rescaling (FlashAttention-4's conditional rescale, flash_attn/cute, threshold 8): a row keeps its running
+  /// max, and O and the row sum are not rescaled, until a key tile's max exceeds it by more than this many log2 units
+  /// (scores times softmax_scale * log2(e)); 0: the max moves on every increase. Exact in real arithmetic (the max is
+  /// only the base of the exponentials: O / l and the LSE m * scale + log2(l) do not depend on it); P then lies in
+  /// [0, 2^threshold] instead of [0, 1]. With a vote (kRescaleEveryTile off) a rescale is then left where a row max
+  /// jumps (the first key tiles, an attention sink) instead of most tiles. Costs: a row's largest P is no longer exactly 1 but
+  /// rounded to bf16 like the others (rows dominated by one key: up to 1.7x the max error, bench/lazy_rescale_accuracy.py;
+  /// 3-8% on real heads, bench/RESULTS.md 2026-12-04), and O's fp32 headroom shrinks by 2^threshold (docs/interface.md).
+  /// Same pass on an H100 (bench/RESULTS.md, 2026-12-07, "the dynamic work order and lazy rescaling" and "lazy
+  /// rescaling at every head dim"), causal / non-causal at 2K-16K: hd128 1.011-1.021x / 1.007-1.016x, hd256
+  /// 1.017-1.030x / 1.023-1.036x, (192, 128) 1.005-1.011x / 1.009-1.015x, hd64 (with the vote, kRescaleEveryTile)
+  /// 1.012-1.014x / 1.011-1.015x.
+  static constexpr float kRescaleThreshold = float(ZYFA_SM90_RESCALE_THRESHOLD);
+  static_assert(kRescaleThreshold >= 0.0f && kRescaleThreshold <= 16.0f,
+                "WsConfig: ZYFA_SM90_RESCALE_THRESHOLD must lie in [0, 16] (log2 units; O's headroom is 2^128).");
   /// O rescaled on every key tile, with no branch (FlashAttention-3's step), rather than only where a row max of
   /// the warp moved (a warp vote; corr is then 1 to an FFMA's rounding, so skipping it changes bits only there). With
   /// kFa3Step and two consumer warpgroups (hd128) the vote skips the 64 multiplies between the two wgmma issues on
   /// most tiles: same pass on an H100 (bench/RESULTS.md, 2026-12-07, "O rescaled only where a row max moved"),
   /// hd128 1.005 / 1.007 / 1.011 / 1.017x causal and 1.006-1.016x non-causal at 2K / 4K / 8K / 16K, and 1.005-1.018x
   /// in a second pass with the GPU suite clean ("... second pass and GPU suite"); with three (hd64) 0.985-1.004x, so
-  /// hd64 keeps the branch-free step.
-  static constexpr bool kRescaleEveryTile = kFa3Step && Consumers == 3;
+  /// hd64 keeps the branch-free step with the exact running max. With lazy rescaling the vote is rarely taken, and
+  /// hd64 with it measured 1.011-1.015x over its branch-free step with lazy rescaling ("lazy rescaling at every head
+  /// dim": that step alone loses 1.0-1.4% to lazy rescaling, whose P no longer is at most 1).
+  static constexpr bool kRescaleEveryTile = kFa3Step && Consumers == 3 && kRescaleThreshold == 0.0f;
   /// Where O is rescaled on a vote (not kRescaleEveryTile) with FlashAttention-3's step (hd128), one vote per row of
   /// a thread's two (rows r and r + 8 of each 16-row slice of the warp): only the half of O whose rows moved is
   /// multiplied (32 multiplies instead of 64 where one half moved). Same pass on an H100 (bench/RESULTS.md,

@@ -472,6 +472,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
   const std::uint32_t q_base = sQ + cw * 64 * 128;  // this warpgroup's 64 rows inside each BlockM-row Q box
   const std::uint32_t o_base = sO + cw * 64 * 128;  // and inside each BlockM-row O staging box
   const float scale = a.scale_log2;
+  // WsConfig::kRescaleThreshold in the units of the raw scores (scale > 0: validated on the host), kept finite so
+  // that -inf + margin stays -inf and a row's first finite max is always taken.
+  [[maybe_unused]] const float lazy_margin = fminf(Cfg::kRescaleThreshold / scale, __FLT_MAX__);
   if (cw == kConsumers - 1) named_barrier_arrive(detail::kSchedBar + 0, 256);  // consumer 0 issues first
   // With two consumer warpgroups only consumer 0 waits for the K-full / V-full mbarriers: the other reads a stage
   // only after its turn, which follows consumer 0's, taken after it has waited for that stage and issued its wgmma.
@@ -602,6 +605,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
               mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
             }
             mx = detail::quad_max(mx);
+            // Lazy rescaling: the running max moves only when the new one exceeds it by more than the margin.
+            if constexpr (Cfg::kRescaleThreshold > 0.0f)
+              if (!(mx > m[r] + lazy_margin)) mx = m[r];
             const float bse = (mx == -__builtin_huge_valf()) ? 0.0f : mx * scale;
             corr[r] = arch::sm90::exp2(m[r] * scale - bse);
             grew |= (mx != m[r]);
