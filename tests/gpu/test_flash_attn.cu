@@ -320,7 +320,8 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
                       : empty                ? (std::isinf(h_lse[i]) && h_lse[i] < 0)
                                              : (std::fabs(h_lse[i] - ref_lse[i]) <= kLseAtol);
       if (!ok) ++bad_lse;
-      if (std::isfinite(ref_lse[i]) && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse)) max_lse = std::fabs(h_lse[i] - ref_lse[i]);
+      if (std::isfinite(ref_lse[i]) && !(std::fabs(h_lse[i] - ref_lse[i]) <= max_lse))
+        max_lse = std::fabs(h_lse[i] - ref_lse[i]);
     }
   }
   std::printf("case %-80s max|err| %.3g (worst %.2f of tol at %zu)  max|lse err| %.3g  bad %d/%zu lse-bad %d\n",

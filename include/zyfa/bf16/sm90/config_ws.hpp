@@ -86,13 +86,13 @@ struct WsConfig {
   /// (scores times softmax_scale * log2(e)); 0: the max moves on every increase. Exact in real arithmetic (the max is
   /// only the base of the exponentials: O / l and the LSE m * scale + log2(l) do not depend on it); P then lies in
   /// [0, 2^threshold] instead of [0, 1]. With a vote (kRescaleEveryTile off) a rescale is then left where a row max
-  /// jumps (the first key tiles, an attention sink) instead of most tiles. Costs: a row's largest P is no longer exactly 1 but
-  /// rounded to bf16 like the others (rows dominated by one key: up to 1.7x the max error, bench/lazy_rescale_accuracy.py;
-  /// 3-8% on real heads, bench/RESULTS.md 2026-12-04), and O's fp32 headroom shrinks by 2^threshold (docs/interface.md).
-  /// Same pass on an H100 (bench/RESULTS.md, 2026-12-07, "the dynamic work order and lazy rescaling" and "lazy
-  /// rescaling at every head dim"), causal / non-causal at 2K-16K: hd128 1.011-1.021x / 1.007-1.016x, hd256
-  /// 1.017-1.030x / 1.023-1.036x, (192, 128) 1.005-1.011x / 1.009-1.015x, hd64 (with the vote, kRescaleEveryTile)
-  /// 1.012-1.014x / 1.011-1.015x.
+  /// jumps (the first key tiles, an attention sink) instead of most tiles. Costs: a row's largest P is no longer
+  /// exactly 1 but rounded to bf16 like the others (rows dominated by one key: up to 1.7x the max error,
+  /// bench/lazy_rescale_accuracy.py; 3-8% on real heads, bench/RESULTS.md 2026-12-04), and O's fp32 headroom shrinks
+  /// by 2^threshold (docs/interface.md, "NaN and overflow"). Same pass on an H100 (bench/RESULTS.md, 2026-12-07, "the
+  /// dynamic work order and lazy rescaling" and "lazy rescaling at every head dim"), causal / non-causal at 2K-16K:
+  /// hd128 1.011-1.021x / 1.007-1.016x, hd256 1.017-1.030x / 1.023-1.036x, (192, 128) 1.005-1.011x / 1.009-1.015x,
+  /// hd64 (with the vote, kRescaleEveryTile) 1.012-1.014x / 1.011-1.015x.
   static constexpr float kRescaleThreshold = float(ZYFA_SM90_RESCALE_THRESHOLD);
   static_assert(kRescaleThreshold >= 0.0f && kRescaleThreshold <= 16.0f,
                 "WsConfig: ZYFA_SM90_RESCALE_THRESHOLD must lie in [0, 16] (log2 units; O's headroom is 2^128).");
