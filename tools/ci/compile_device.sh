@@ -21,6 +21,7 @@ DEVICE_TUS=(
   "tests/host/numeric_device.hip||"   # zyfa/numeric conversions in device passes
   "tests/gpu/builtin_kernels.hip||"   # BF16 forward kernels: the built-in head dims + the (96,96) custom example
   "tests/gpu/sm90_ws_kernels.cu|sm_90a|"   # the sm_90a wgmma/TMA pipeline for the built-in head dims
+  "tests/gpu/sm90_ws_kernels.cu|sm_90a|-DZYFA_SM90_RESCALE_THRESHOLD=0"   # the same with the exact running max
   "tests/gpu/fp8_sm90_kernels.cu|sm_90a|"   # the sm_90a FP8 kernel (Lean P and the exp2 twin)
 )
 # ---------------------------------------------------------------------------------------------------------
@@ -59,6 +60,7 @@ for entry in "${DEVICE_TUS[@]}"; do
   [ -n "$targets" ] || targets=$ALL_TARGETS
   read -r -a extra_flags <<< "${extra:-}"
   base=$(echo "$tu" | tr '/' '_')
+  [ -z "${extra:-}" ] || base="$base$(echo "$extra" | tr -c 'A-Za-z0-9_\n' '_')"  # one output per flag set
   IFS=',' read -r -a tlist <<< "$targets"
   for t in "${tlist[@]}"; do
     case "$t" in
