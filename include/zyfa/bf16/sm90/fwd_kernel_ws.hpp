@@ -320,6 +320,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel_ws(const __grid_c
         const int n_tiles = ws_visible_key_tiles<BM, BN>(a, sq, m0);
         if (n_tiles == 0) continue;
         const int bc = Varlen ? 0 : b;  // batch coordinate of the tensor maps (varlen: the packed batch of one)
+        // Warps 1-3 have no part in the first pass of a fixed-length call (no diagonal V scan, no varlen tail): they
+        // count the work tile's K and V tiles (the careful pass reads V stages by that count) without walking them
+        // (FA3's warps 1-3 exit). Two consumer warpgroups only: the 32-register producer of three spills with it.
+        // Same bits; hd128 1.002-1.007x, other head dims 0.999-1.003x (bench/RESULTS.md, 2026-12-07, "item 29's three
+        // smaller changes alone").
+        if (!Varlen && Cfg::kConsumers == 2 && !careful && !loader) {
+          kc += n_tiles;
+          vc += n_tiles;
+          ++kq;
+          if constexpr (!Cfg::kPersistent) break;
+          continue;
+        }
         if (loader) {
           // Q: the consumers released the previous keyed tile's Q buffer (at its last Q.K^T, or after its epilogue
           // where O is staged in Q). The V-fix flag of this keyed tile's parity is free again then.
