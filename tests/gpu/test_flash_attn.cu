@@ -69,13 +69,16 @@ struct Case {
   /// > 0: K and V are views of seqlen_k rows into buffers of seqlen_k + poison_tail rows per batch; the extra rows
   /// (keys past seqlen_k, inside the last key tile) are NaN and must never be read into a result.
   int poison_tail = 0;
-  /// Inputs built for O's fp32 headroom under lazy rescaling (bf16/sm90/config_ws.hpp, kRescaleThreshold) instead
-  /// of random ones: every query is e_0, every key c * e_0 with a log2-domain logit c * softmax_scale * log2(e) just
-  /// under 8 (bf16 c), except the 256 keys at the end given (headroom_low_last) or at the start that get 0; V is
-  /// positive, [0.5, 1) * 1e33. The key tile a row visits first then holds only 0 logits (the start: keys walked
-  /// forward; the end: backward), and a kernel that keeps that max adds P = 2^7.9 for every later key into O:
-  /// 240 * seqlen_k * 1e33 stays below FLT_MAX for seqlen_k <= 1,400, and a threshold above 8.4 overflows it at 1,280.
-  bool headroom = false, headroom_low_last = false;
+  /// Inputs built for O's fp32 headroom under lazy rescaling (ZYFA_SM90_RESCALE_THRESHOLD = T, log2 units,
+  /// bf16/sm90/config_ws.hpp) instead of random ones: every query is e_0; the first and the last 128 keys (the tile
+  /// a row visits first whichever way the key tiles are walked) are 0, every other key c * e_0 with the bf16 c whose
+  /// log2-domain logit is closest to T + headroom_logit_over; V is positive, [0.975, 1) * 0.75 * FLT_MAX /
+  /// (2^T * seqlen_k), inside the documented bound seqlen_k * max|v| * 2^T < FLT_MAX. Over -0.1: a kernel keeps the
+  /// first tile's max and adds P = 2^(T - 0.1) per key, 0.55 * FLT_MAX in all at 1,280 keys, which must stay
+  /// finite. Over +1: the max must move (P <= 1); a kernel that kept it past its threshold would add 2^(T + 1) per
+  /// key, 1.17 * FLT_MAX in all, and overflow.
+  bool headroom = false;
+  float headroom_logit_over = -0.1f;
   /// nullptr: zyfa::flash_attn_func; else make_params + this launcher (a custom KernelConfig).
   zyfa::Status (*launcher)(const zyfa::AttentionParams&, zyfa::rt::stream_t) = nullptr;
 };
@@ -197,28 +200,30 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
   }
   if (c.headroom) {
     REQUIRE((!c.packed_qkv && sk > 256));
-    // c: the bf16 value whose log2-domain logit (softmax_scale = 1/sqrt(dqk)) is closest to 7.9; it must stay
-    // under 8 (a kernel with threshold 8 then never rescales) and above 7.5 (the test's bound is tight).
     const double log2e = 1.4426950408889634, scale_log2 = log2e / std::sqrt(static_cast<double>(dqk));
-    const std::uint16_t c_bits = zyfa_test::float_to_bf16(static_cast<float>(7.9 / scale_log2));
+    const double t = static_cast<double>(ZYFA_SM90_RESCALE_THRESHOLD), target = t + c.headroom_logit_over;
+    const std::uint16_t c_bits = zyfa_test::float_to_bf16(static_cast<float>(target / scale_log2));
     const double logit = zyfa_test::bf16_to_double(c_bits) * scale_log2;
-    REQUIRE((logit > 7.5 && logit < 8.0));
-    std::uniform_real_distribution<float> ud(0.5e33f, 1.0e33f);
+    REQUIRE(std::fabs(logit - target) < 0.05);  // the bf16 rounding of c moves the logit by < 2^-8 relative
+    const double v_max = 0.75 * 3.4028234663852886e38 / (std::exp2(t) * sk);
+    std::uniform_real_distribution<double> ud(0.975 * v_max, v_max);
     for (int bb = 0; bb < b; ++bb) {
       for (int s = 0; s < sq; ++s)
         for (int hh = 0; hh < h; ++hh)
           for (int d = 0; d < dqk; ++d) host_all[bb * q_bs + s * q_rs + hh * q_hs + d] = d == 0 ? 0x3F80 : 0;
       for (int j = 0; j < sk; ++j) {
-        const bool low = c.headroom_low_last ? j >= sk - 256 : j < 256;
+        const bool low = j < 128 || j >= sk - 128;
         for (int hh = 0; hh < hk; ++hh) {
           for (int d = 0; d < dqk; ++d)
             host_all[k_off + bb * k_bs + j * k_rs + hh * k_hs + d] = (d == 0 && !low) ? c_bits : 0;
           for (int d = 0; d < dv; ++d)
-            host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs + d] = zyfa_test::float_to_bf16(ud(rng()));
+            host_all[v_off + bb * v_bs + j * v_rs + hh * v_hs + d] =
+                zyfa_test::float_to_bf16(static_cast<float>(ud(rng())));
         }
       }
     }
   }
+
   {  // poison: keys a row may not see, and rows past seqlen_k
     const std::uint16_t kPosInf = 0x7F80, kNegInf = 0xFF80, kNaN = 0x7FC0;
     const std::uint16_t vpoison[3] = {kPosInf, kNaN, kNegInf};
@@ -733,11 +738,12 @@ TEST_CASE("small: NaN inputs give NaN rows, never zeros or finite garbage") {
   }
 }
 
-TEST_CASE("small: O's fp32 headroom: outputs stay finite while seqlen_k * max|V| * 2^8 < FLT_MAX (lazy rescaling)") {
-  // Case::headroom: a kernel that keeps a stale max adds P up to 2^8 per key into O; the eager max adds <= 1.
+TEST_CASE("small: O's fp32 headroom under lazy rescaling: finite inside the documented bound, rescaled past it") {
+  // Case::headroom: seqlen_k * max|v| * 2^threshold = 0.75 * FLT_MAX; logits just under the threshold keep the first
+  // tile's max (O near 0.55 * FLT_MAX), one log2 unit over it must move the max (else O overflows).
   for (const auto& hd : kHeadDims)
     for (const bool causal : {false, true})
-      for (const bool low_last : {false, true}) {
+      for (const float over : {-0.1f, 1.0f}) {
         Case c;
         c.seqlen_q = 128;
         c.seqlen_k = 1280;
@@ -747,7 +753,7 @@ TEST_CASE("small: O's fp32 headroom: outputs stay finite while seqlen_k * max|V|
         c.dv = hd[1];
         c.causal = causal;
         c.headroom = true;
-        c.headroom_low_last = low_last;
+        c.headroom_logit_over = over;
         CHECK(run_case(c) == 0);
       }
 }

@@ -85,17 +85,18 @@ struct WsConfig {
   /// max, and O and the row sum are not rescaled, until a key tile's max exceeds it by more than this many log2 units
   /// (scores times softmax_scale * log2(e)); 0: the max moves on every increase. Exact in real arithmetic (the max is
   /// only the base of the exponentials: O / l and the LSE m * scale + log2(l) do not depend on it); P then lies in
-  /// [0, 2^threshold] instead of [0, 1]. With a vote (kRescaleEveryTile off) a rescale is then left where a row max
-  /// jumps (the first key tiles, an attention sink) instead of most tiles. Costs: a row's largest P is no longer
-  /// exactly 1 but rounded to bf16 like the others (rows dominated by one key: up to 1.7x the max error,
-  /// bench/lazy_rescale_accuracy.py; 3-8% on real heads, bench/RESULTS.md 2026-12-04), and O's fp32 headroom shrinks
-  /// by 2^threshold (docs/interface.md, "NaN and overflow"). Same pass on an H100 (bench/RESULTS.md, 2026-12-07, "the
-  /// dynamic work order and lazy rescaling" and "lazy rescaling at every head dim"), causal / non-causal at 2K-16K:
-  /// hd128 1.011-1.021x / 1.007-1.016x, hd256 1.017-1.030x / 1.023-1.036x, (192, 128) 1.005-1.011x / 1.009-1.015x,
-  /// hd64 (with the vote, kRescaleEveryTile) 1.012-1.014x / 1.011-1.015x.
+  /// [0, 2^threshold] instead of [0, 1], and the GPU case "O's fp32 headroom" checks both sides. With a vote
+  /// (kRescaleEveryTile off) a rescale is then left where a row max jumps (the first key tiles, an attention sink)
+  /// instead of most tiles. Costs: a row's largest P is no longer exactly 1 but rounded to bf16 like the others (rows
+  /// dominated by one key: up to 1.7x the max error, bench/lazy_rescale_accuracy.py; 3-8% on real heads,
+  /// bench/RESULTS.md 2026-12-04), and O's fp32 headroom shrinks by 2^threshold (docs/interface.md, "NaN and
+  /// overflow"). Same pass on an H100 (bench/RESULTS.md, 2026-12-07, "the dynamic work order and lazy rescaling" and
+  /// "lazy rescaling at every head dim"), causal / non-causal at 2K-16K: hd128 1.011-1.021x / 1.007-1.016x,
+  /// hd256 1.017-1.030x / 1.023-1.036x, (192, 128) 1.005-1.011x / 1.009-1.015x, hd64 (with the vote,
+  /// kRescaleEveryTile) 1.012-1.014x / 1.011-1.015x.
   static constexpr float kRescaleThreshold = float(ZYFA_SM90_RESCALE_THRESHOLD);
   static_assert(kRescaleThreshold >= 0.0f && kRescaleThreshold <= 16.0f,
-                "WsConfig: ZYFA_SM90_RESCALE_THRESHOLD must lie in [0, 16] (log2 units; O's headroom is 2^128).");
+                "WsConfig: ZYFA_SM90_RESCALE_THRESHOLD must lie in [0, 16] (log2 units; P <= 2^threshold).");
   /// O rescaled on every key tile, with no branch (FlashAttention-3's step), rather than only where a row max of
   /// the warp moved (a warp vote; corr is then 1 to an FFMA's rounding, so skipping it changes bits only there). With
   /// kFa3Step and two consumer warpgroups (hd128) the vote skips the 64 multiplies between the two wgmma issues on
@@ -106,7 +107,8 @@ struct WsConfig {
   /// hd64 with it measured 1.011-1.015x over its branch-free step with lazy rescaling ("lazy rescaling at every head
   /// dim": that step alone loses 1.0-1.4% to lazy rescaling, whose P no longer is at most 1).
   static constexpr bool kRescaleEveryTile = kFa3Step && Consumers == 3 && kRescaleThreshold == 0.0f;
-  /// Where O is rescaled on a vote (not kRescaleEveryTile) with FlashAttention-3's step (hd128), one vote per row of
+  /// Where O is rescaled on a vote (not kRescaleEveryTile) with FlashAttention-3's step (hd128, and hd64 with lazy
+  /// rescaling), one vote per row of
   /// a thread's two (rows r and r + 8 of each 16-row slice of the warp): only the half of O whose rows moved is
   /// multiplied (32 multiplies instead of 64 where one half moved). Same pass on an H100 (bench/RESULTS.md,
   /// 2026-12-07, "a vote per row for hd128's O rescale"): 1.002-1.010x causal, 1.004-1.012x non-causal over one vote
