@@ -5,8 +5,8 @@ The sm_90a BF16 kernel's online softmax per query row: key tiles of 128 keys vis
 m, row sum l and O, P = exp2(s * scale_log2 - m * scale_log2) summed into l in fp32 and rounded to bf16 for P.V, O / l
 rounded to bf16 at the end. Eager (threshold 0, -DZYFA_SM90_RESCALE_THRESHOLD=0): m moves on every increase. Lazy
 (threshold 8, the default; FlashAttention-4's conditional rescale): m moves only when a tile's max exceeds it by more
-than 8 log2 units. Both
-against the fp64 reference (natural-log LSE), causal, on random inputs and the real activations in data/activations/.
+than 8 log2 units. Both against the fp64 reference (tools/accuracy/spec.py attention_ref, natural-log LSE), causal,
+on random inputs and the real activations in data/activations/.
 Prints max and RMS |out - ref|, max |lse - ref| and the mean number of max moves per row after its first key tile.
 A model, not the kernel's bits: exact exp2 (the kernel's ex2.approx), s * scale - base rounded twice (one fma there),
 O rescaled on every tile (the kernel skips factors that are exactly 1), hd128 and 128-key tiles only.
@@ -15,16 +15,16 @@ Usage: python3 bench/lazy_rescale_accuracy.py   (numpy, ml_dtypes; about 2 s)
 import glob
 import gzip
 import os
+import sys
 
 import ml_dtypes
 import numpy as np
 
-BF16 = ml_dtypes.bfloat16
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from accuracy.spec import attention_ref, bf16 as round_bf16  # noqa: E402
 
-
-def round_bf16(x):
-    return x.astype(BF16).astype(np.float32)
+BF16 = ml_dtypes.bfloat16
 
 
 def online(q, k, v, scale_log2, threshold, block_n=128):
@@ -53,19 +53,10 @@ def online(q, k, v, scale_log2, threshold, block_n=128):
     return round_bf16(o / l[:, None]), (m * scale_log2 + np.log2(l)) * np.log(2), moves.mean()
 
 
-def reference(q, k, v, scale):
-    sq, sk = q.shape[0], k.shape[0]
-    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
-    s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq), s, -np.inf)
-    mx = s.max(axis=1, keepdims=True)
-    p = np.exp(s - mx)
-    l = p.sum(axis=1, keepdims=True)
-    return (p / l) @ v.astype(np.float64), mx[:, 0] + np.log(l[:, 0])
-
-
 def case(name, q, k, v):
     scale = 1 / np.sqrt(q.shape[1])
-    ref_o, ref_lse = reference(q, k, v, scale)
+    ref_o, ref_lse = attention_ref(q[:, None], k[:, None], v[:, None], scale)  # one head, seqlen_q == seqlen_k
+    ref_o, ref_lse = ref_o[:, 0], ref_lse[0]
     cells = []
     for threshold in (0.0, 8.0):
         o, lse, moves = online(q, k, v, np.float32(scale * np.log2(np.e)), threshold)

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -205,7 +206,7 @@ int run_case(const Case& c, int repeats_bitwise = 0) {
     const std::uint16_t c_bits = zyfa_test::float_to_bf16(static_cast<float>(target / scale_log2));
     const double logit = zyfa_test::bf16_to_double(c_bits) * scale_log2;
     REQUIRE(std::fabs(logit - target) < 0.05);  // the bf16 rounding of c moves the logit by < 2^-8 relative
-    const double v_max = 0.75 * 3.4028234663852886e38 / (std::exp2(t) * sk);
+    const double v_max = 0.75 * FLT_MAX / (std::exp2(t) * sk);
     std::uniform_real_distribution<double> ud(0.975 * v_max, v_max);
     for (int bb = 0; bb < b; ++bb) {
       for (int s = 0; s < sq; ++s)

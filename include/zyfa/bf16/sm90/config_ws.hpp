@@ -108,11 +108,11 @@ struct WsConfig {
   /// dim": that step alone loses 1.0-1.4% to lazy rescaling, whose P no longer is at most 1).
   static constexpr bool kRescaleEveryTile = kFa3Step && Consumers == 3 && kRescaleThreshold == 0.0f;
   /// Where O is rescaled on a vote (not kRescaleEveryTile) with FlashAttention-3's step (hd128, and hd64 with lazy
-  /// rescaling), one vote per row of
-  /// a thread's two (rows r and r + 8 of each 16-row slice of the warp): only the half of O whose rows moved is
-  /// multiplied (32 multiplies instead of 64 where one half moved). Same pass on an H100 (bench/RESULTS.md,
-  /// 2026-12-07, "a vote per row for hd128's O rescale"): 1.002-1.010x causal, 1.004-1.012x non-causal over one vote
-  /// per warp (the same vote for every configuration, a pass before: 1.001-1.009x at hd128, 0.985-1.001x at hd64).
+  /// rescaling), one vote per row of a thread's two (rows r and r + 8 of each 16-row slice of the warp): only the
+  /// half of O whose rows moved is multiplied (32 multiplies instead of 64 where one half moved). Same pass on an H100
+  /// (bench/RESULTS.md, 2026-12-07, "a vote per row for hd128's O rescale"): 1.002-1.010x causal, 1.004-1.012x
+  /// non-causal over one vote per warp (the same vote for every configuration, a pass before: 1.001-1.009x at hd128,
+  /// 0.985-1.001x at hd64).
   static constexpr bool kRescaleVotePerRow = kFa3Step && !kRescaleEveryTile;
   /// Causal, key tiles last to first: a consumer warpgroup skips the first key tiles of its block that lie wholly
   /// past its own last row (their turns of the ping-pong pass without wgmma; same bits, its P there is 0). Where
