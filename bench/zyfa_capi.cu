@@ -142,3 +142,17 @@ extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, cons
   std::snprintf(err, static_cast<size_t>(err_len), "%s", s.message.c_str());
   return 1;
 }
+
+#if ZYFA_WS_CTA_TIMES
+/// Experiment builds (-DZYFA_WS_CTA_TIMES=1): zero (out == nullptr) or read back the per-CTA records of
+/// bf16/sm90/fwd_kernel_ws.hpp (4 x 64-bit per CTA: start and end globaltimer ns, key tiles, SM id), n CTAs.
+extern "C" int zyfa_capi_cta_times(unsigned long long* out, int n) {
+  const std::size_t bytes = static_cast<std::size_t>(n) * 4 * sizeof(unsigned long long);
+  if (out == nullptr) {
+    void* p = nullptr;
+    if (cudaGetSymbolAddress(&p, zyfa::bf16::sm90ws::zyfa_ws_cta_times) != cudaSuccess) return 1;
+    return cudaMemset(p, 0, bytes) == cudaSuccess ? 0 : 1;
+  }
+  return cudaMemcpyFromSymbol(out, zyfa::bf16::sm90ws::zyfa_ws_cta_times, bytes) == cudaSuccess ? 0 : 1;
+}
+#endif
