@@ -145,8 +145,11 @@ extern "C" int zyfa_capi_fp8_fwd(int mode, void* q, const std::int64_t* qs, cons
 
 #if ZYFA_WS_CTA_TIMES
 /// Experiment builds (-DZYFA_WS_CTA_TIMES=1): zero (out == nullptr) or read back the per-CTA records of
-/// bf16/sm90/fwd_kernel_ws.hpp (4 x 64-bit per CTA: start and end globaltimer ns, key tiles, SM id), n CTAs.
+/// bf16/sm90/fwd_kernel_ws.hpp, n CTAs (at most 1,024, the records' size): 4 x 64-bit per CTA, start and end
+/// globaltimer (ns), key tiles (low 32 bits) + work tiles (high 32 bits), SM id. Returns 0, or 1 on a CUDA error or n
+/// out of range.
 extern "C" int zyfa_capi_cta_times(unsigned long long* out, int n) {
+  if (n <= 0 || n > 1024) return 1;
   const std::size_t bytes = static_cast<std::size_t>(n) * 4 * sizeof(unsigned long long);
   if (out == nullptr) {
     void* p = nullptr;
